@@ -1,0 +1,208 @@
+"""Numeric meaning of kernel terms (untrusted; an independent oracle for the kernel).
+
+``evaluate(term, sizes, values)`` computes a term in float64 at concrete sizes, with
+the kernel's total conventions (``0^-1 = 0``, ``log x = log|x|``, an index off the
+shape reads 0). Derivatives are central finite differences, so this shares no code
+with the kernel's normal form: when the kernel proves ``a = b``, the two evaluations
+must agree, which is what the soundness tests and the counterexample search rely on.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy.special import erf as _erf
+
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
+
+
+class EvalError(Exception):
+    pass
+
+
+def concrete_shape(shape, sizes: dict) -> tuple:
+    return tuple(int(s.evaluate(sizes)) for s in shape)
+
+
+def random_values(term_or_vars, sizes: dict, rng: np.random.Generator, scale: float = 1.0) -> dict:
+    """Random float64 values for every variable of a term (positive where the
+    variable's facts say so)."""
+    vars_ = term_or_vars.atoms if isinstance(term_or_vars, T.Term) else term_or_vars
+    out = {}
+    for v in vars_:
+        if isinstance(v, T.Var):
+            shp = concrete_shape(v.shape, sizes)
+            x = rng.standard_normal(shp) * scale
+            if "positive" in v.facts or "nonneg" in v.facts:
+                x = np.abs(x) + 0.1
+            elif "nonzero" in v.facts:
+                x = np.where(np.abs(x) < 0.1, 0.5, x)
+            out[v] = np.asarray(x, dtype=np.float64)
+    return out
+
+
+def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None) -> np.ndarray:
+    """The value of ``t`` as an array of its concrete shape.
+
+    ``sizes`` maps SizeSym -> int, ``values`` maps Var -> array, ``functions`` maps
+    ScalarFn / TensorFn -> a Python callable on arrays."""
+    return _Eval(sizes, values, functions or {}).tensor(t, {})
+
+
+class _Eval:
+    def __init__(self, sizes, values, functions):
+        self.sizes, self.values, self.functions = dict(sizes), values, functions
+        for s in sizes:
+            if not isinstance(s, SizeSym):
+                raise EvalError(f"{s!r} is not a size symbol")
+        self.cache: dict = {}
+
+    def ival(self, p: Poly, ienv) -> int:
+        return int(p.evaluate({**self.sizes, **ienv}))
+
+    def tensor(self, t: T.Term, ienv) -> np.ndarray:
+        shape = concrete_shape(t.shape, self.sizes)
+        key = (t, tuple(sorted(((v.skey, x) for v, x in ienv.items() if v in t.free_idx))))
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        out = self._tensor(t, ienv, shape)
+        out = np.broadcast_to(np.asarray(out, dtype=np.float64), shape)
+        self.cache[key] = out
+        return out
+
+    def _tensor(self, t, ienv, shape):
+        ev = self.tensor
+        if isinstance(t, T.Var):
+            try:
+                v = self.values[t]
+            except KeyError:
+                raise EvalError(f"no value for variable {t.name}") from None
+            if v.shape != shape:
+                raise EvalError(f"value of {t.name} has shape {v.shape}, expected {shape}")
+            return v
+        if isinstance(t, T.Num):
+            return float(t.value)
+        if isinstance(t, T.Const):
+            return math.pi
+        if isinstance(t, T.IntVal):
+            return float(self.ival(t.poly, ienv))
+        if isinstance(t, T.Named):
+            return ev(t.body, ienv)
+        if isinstance(t, T.Index):
+            base = ev(t.base, ienv)
+            idx = [self.ival(e, ienv) for e in t.idx]
+            for i, n in zip(idx, base.shape):
+                if not 0 <= i < n:
+                    if t.total:
+                        return np.zeros(shape)
+                    raise EvalError(f"index {i} off the axis of size {n} in {t!r}")
+            return base[tuple(idx)]
+        if isinstance(t, T.Lamda):
+            ranges = [range(self.ival(v.size, ienv)) for v in t.idxs]
+            out = np.zeros(shape)
+            for combo in np.ndindex(*[len(r) for r in ranges]):
+                env2 = {**ienv, **dict(zip(t.idxs, combo))}
+                out[combo] = ev(t.body, env2)
+            return out
+        if isinstance(t, T.Add):
+            return sum(ev(a, ienv) for a in t.terms)
+        if isinstance(t, T.Mul):
+            out = 1.0
+            for a in t.terms:
+                out = out * ev(a, ienv)
+            return out
+        if isinstance(t, T.Pow):
+            return _pow(ev(t.base, ienv), t.exponent)
+        if isinstance(t, T.Func):
+            args = [ev(a, ienv) for a in t.operands]
+            if isinstance(t.fn, str):
+                x = args[0]
+                if t.fn == "exp":
+                    return np.exp(x)
+                if t.fn == "log":
+                    a = np.abs(x)
+                    return np.where(a == 0, 0.0, np.log(np.where(a == 0, 1.0, a)))
+                if t.fn == "tanh":
+                    return np.tanh(x)
+                if t.fn == "erf":
+                    return _erf(x)
+            f = self._fn(t.fn)
+            return f(*args)
+        if isinstance(t, T.Sum):
+            n = self.ival(t.idx.size, ienv)
+            return sum((ev(t.body, {**ienv, t.idx: v}) for v in range(n)), np.zeros(shape))
+        if isinstance(t, T.ReduceMax):
+            n = self.ival(t.idx.size, ienv)
+            vals = [float(ev(t.body, {**ienv, t.idx: v})) for v in range(n)]
+            return max(vals) if t.kind == "max" else min(vals)
+        if isinstance(t, T.Delta):
+            return float(self.ival(t.a, ienv) == self.ival(t.b, ienv))
+        if isinstance(t, T.IntCond):
+            a, b = self.ival(t.a, ienv), self.ival(t.b, ienv)
+            return float({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t.rel])
+        if isinstance(t, T.RealCond):
+            x = ev(t.t, ienv)
+            return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
+        if isinstance(t, T.Apply):
+            f = self._fn(t.fn)
+            return f(*[ev(a, ienv) for a in t.operands])
+        if isinstance(t, T.Jacobian):
+            f = self._fn(t.fn)
+            args = [np.array(ev(a, ienv)) for a in t.operands]
+            out_shape = concrete_shape(t.fn.out_shape, self.sizes)
+            arg = args[t.argno]
+            jac = np.zeros(out_shape + arg.shape)
+            for pos in np.ndindex(*arg.shape):
+                jac[(Ellipsis,) + pos] = _central(lambda h: f(*_bump(args, t.argno, pos, h)))
+            return jac
+        if isinstance(t, T.Deriv):
+            pos = tuple(self.ival(e, ienv) for e in t.idx)
+            base = np.array(self.values[t.var], dtype=np.float64)
+
+            def at(h):
+                moved = base.copy()
+                moved[pos] += h
+                sub = _Eval(self.sizes, {**self.values, t.var: moved}, self.functions)
+                return sub.tensor(t.body, ienv)
+
+            return _central(at)
+        raise EvalError(f"cannot evaluate {type(t).__name__}")
+
+    def _fn(self, fn):
+        try:
+            return self.functions[fn]
+        except KeyError:
+            raise EvalError(f"no interpretation for the function {fn.name}") from None
+
+
+def _bump(args, k, pos, h):
+    out = list(args)
+    moved = np.array(args[k], dtype=np.float64)
+    moved[pos] += h
+    out[k] = moved
+    return out
+
+
+def _central(f, h=1e-5):
+    """Fourth-order central difference: error O(h^4) for smooth f."""
+    return (-f(2 * h) + 8 * f(h) - 8 * f(-h) + f(-2 * h)) / (12 * h)
+
+
+def _pow(x, e: Fraction):
+    x = np.asarray(x, dtype=np.float64)
+    if e.denominator == 1:
+        k = int(e)
+        if k >= 0:
+            return x ** k
+        safe = np.where(x == 0, 1.0, x)
+        return np.where(x == 0, 0.0, safe ** k)
+    ok = x > 0
+    safe = np.where(ok, x, 1.0)
+    return np.where(ok, safe ** float(e), 0.0)
+
+
+__all__ = ["evaluate", "random_values", "concrete_shape", "EvalError"]
+_ = IndexVar

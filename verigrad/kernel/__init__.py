@@ -1,0 +1,25 @@
+"""The trusted kernel: terms, sizes, normal form, derivative, rules and ``Theorem``.
+
+Everything verigrad reports as PROVED was made here, by the rules of ``theorem.py``;
+the rest of verigrad is untrusted and can at worst fail to prove something. The
+kernel imports nothing from the rest of verigrad and nothing of JAX. Modules:
+
+- ``sizes``      integer expressions (sizes, indices) and the arithmetic oracle
+- ``terms``      hash-consed tensor terms with shape checking, substitution
+- ``normal``     the normal form and its algebra (the decision procedure's heart)
+- ``derivative`` partial derivatives of normal forms
+- ``axioms``     the registry of named, justified axioms
+- ``theorem``    ``Theorem`` and the rules that alone construct it
+- ``reify``, ``printing``  normal forms back to terms; text and LaTeX
+"""
+from .sizes import KernelError, SizeSym, IndexVar, Poly, as_poly, nonneg
+from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, Func, ScalarFn, Sum,
+                    ReduceMax, Delta, IntCond, RealCond, TensorFn, Apply, Deriv, Named, Jacobian, FnLam,
+                    subst, as_term)
+from .normal import NotDifferentiable
+from .axioms import AXIOMS, Axiom
+from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
+                      rewrite, instantiate, prove_equal, vjp_statement)
+from .printing import text, latex
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,108 @@
+"""The axiom registry (trusted): every rule the kernel may rest on, named and justified.
+
+A theorem lists the axioms it rests on (``Theorem.axioms()``). The normal form's rules
+are axiom *schemas*: each is recorded by name whenever the normalizer uses it. Each
+entry says what it states and why that is true of the real numbers (with the total
+conventions ``0^-1 = 0``, ``log 0 = 0``, ``log x = log |x|``, ``x^r = 0`` for ``x < 0`` and
+fractional ``r``, and ``x[e] = 0`` for an index off the shape).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Axiom:
+    name: str
+    statement: str
+    why: str
+
+
+AXIOMS: dict[str, Axiom] = {}
+
+
+def register(name: str, statement: str, why: str) -> Axiom:
+    if name in AXIOMS:
+        raise ValueError(f"axiom {name!r} is already registered")
+    ax = Axiom(name, statement, why)
+    AXIOMS[name] = ax
+    return ax
+
+
+def _r(name, statement, why):
+    register(name, statement, why)
+
+
+# Ring and power laws -------------------------------------------------------------------
+_r("ring", "a + b = b + a, a(b + c) = ab + ac, ... (commutative ring laws with rational constants)",
+   "The reals form a field containing the rationals; the normal form is the polynomial ring.")
+_r("pow_add_pos", "a > 0  ->  a^r a^s = a^(r+s)",
+   "Exponent law for a positive base and rational exponents.")
+_r("pow_add_int", "a^m a^n = a^(m+n) for integers m, n (a != 0 when m + n = 0)",
+   "Exponent law for integer exponents; with 0^-1 = 0 it holds at a = 0 unless m + n = 0, "
+   "which is then recorded as the condition a != 0.")
+_r("pow_mul", "(c prod a_i^k_i)^n = c^n prod a_i^(k_i n) for an integer n",
+   "Integer powers distribute over products and compose (k_i integer or a_i > 0).")
+_r("pow_mul_pos", "c > 0, a_i > 0  ->  (c prod a_i^k_i)^r = c^r prod a_i^(k_i r)",
+   "Rational powers distribute over products of positive factors.")
+_r("pow_expand", "(a + b)^n = a^n + ... + b^n for an integer n >= 1",
+   "The binomial/multinomial expansion is repeated distributivity.")
+_r("pow_content", "(g u)^r = g^r u^r for a rational g > 0 (u > 0 if r is not an integer)",
+   "Powers distribute over a product with a positive constant.")
+_r("indicator_idempotent", "[P]^k = [P] for k != 0",
+   "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
+# Indices, deltas, sums ------------------------------------------------------------------
+_r("delta_decide", "[p == 0] = 0 when p is provably nonzero (or has no integer root)",
+   "Decided by the integer arithmetic oracle (sizes.nonneg), which is sound.")
+_r("delta_subst", "[v == s] f(v) = [v == s] f(s)",
+   "Where the delta is 1, v equals s; where it is 0 both sides are 0.")
+_r("delta_elim", "sum_{v<N} [c v == -b] f(v) = [0 <= s < N][c | b] f(s), s = -b/c",
+   "Only the term with v = s survives, if that s is an integer in range.")
+_r("sum_linear", "sum_v (a f(v) + b g(v)) = a sum_v f(v) + b sum_v g(v)",
+   "Finite sums are linear.")
+_r("sum_const", "sum_{v<N} c = N c  when c does not depend on v",
+   "A finite sum of N equal terms.")
+_r("sum_pull", "sum_v c f(v) = c sum_v f(v)  when c does not depend on v",
+   "Distributivity of a finite sum.")
+_r("sum_split", "sum_{u,v} f(u) g(v) = (sum_u f(u)) (sum_v g(v))",
+   "Distributivity of finite sums over independent blocks.")
+_r("fubini", "sum_u sum_v f(u, v) = sum_v sum_u f(u, v); bound indices may be renamed",
+   "Finite sums commute; renaming a bound index does not change a sum (alpha-equivalence).")
+_r("max_const", "max_{v<N} c = c  when c does not depend on v (N >= 1)",
+   "The maximum of a non-empty constant family.")
+# Elementary functions ---------------------------------------------------------------------
+_r("exp_add", "exp(a + b) = exp(a) exp(b), exp(c a) = exp(a)^c", "Functional equation of exp.")
+_r("exp_log", "v > 0  ->  exp(c log v) = v^c", "exp and log are inverse on the positive reals.")
+_r("log_mul", "a, b > 0  ->  log(a b) = log a + log b, log(a^r) = r log a",
+   "Functional equation of log on the positive reals.")
+_r("log_exp", "log(exp m) = m", "log inverts exp on all reals.")
+_r("odd_function", "tanh(-u) = -tanh(u), erf(-u) = -erf(u)", "tanh and erf are odd.")
+_r("cancel_positive", "p > 0  ->  (a = b  <->  a p = b p)",
+   "Multiplying by a positive (hence nonzero) quantity is invertible.")
+# Derivatives ----------------------------------------------------------------------------------
+_r("deriv_entry", "d x[I] / d x[P] = prod_a [I_a == P_a]",
+   "Entries of a tensor are independent coordinates (P is on the shape).")
+_r("deriv_product", "d (a b) = b da + a db", "Leibniz's product rule.")
+_r("deriv_power", "d a^r = r a^(r-1) da  (a != 0 or a > 0 as recorded)",
+   "Power rule, valid where the power is differentiable.")
+_r("deriv_exp", "d exp(u) = exp(u) du", "exp' = exp.")
+_r("deriv_log", "d log(u) = u^-1 du  (u != 0)", "log' = 1/x, also for log|x| at x < 0.")
+_r("deriv_tanh", "d tanh(u) = (1 - tanh(u)^2) du", "tanh' = 1 - tanh^2.")
+_r("deriv_erf", "d erf(u) = 2 pi^(-1/2) exp(-u^2) du", "Definition of erf as an integral.")
+_r("deriv_sum", "d sum_v f(v) = sum_v d f(v)", "Linearity of the derivative; ranges are constant.")
+_r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
+   "Opaque functions are assumed differentiable; their partials are new symbols.")
+_r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0",
+   "An indicator is locally constant off its kink; at the kink the convention "
+   "(e.g. relu'(0) = 0) is recorded as the side condition t != 0.")
+# Rules of the logic -----------------------------------------------------------------------------
+_r("definition", "name = body for a defined constant", "Definitions are abbreviations (conservative).")
+_r("extensionality", "(forall I. A[I] = B[I])  <->  A = B", "Tensors are functions of their indices.")
+_r("congruence", "a = b  ->  C[a] = C[b]", "Leibniz's law (equals may be substituted).")
+
+
+def describe(name: str) -> Axiom:
+    try:
+        return AXIOMS[name]
+    except KeyError:
+        raise KeyError(f"no axiom named {name!r}") from None

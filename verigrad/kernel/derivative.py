@@ -1,0 +1,143 @@
+"""Partial derivatives of normal forms (trusted).
+
+``derivative(nz, u, x, P)`` is ``d u / d x[P]`` for a normalized ``u``: the product
+rule over each monomial, ``d x[I] / d x[P] = prod delta(I_a, P_a)``, the chain rule
+through ``exp log tanh erf`` and opaque functions (their partials are new atoms), and
+Leibniz's rule for finite sums (whose ranges never depend on ``x``). The deltas it
+produces are eliminated by the normalizer's sums.
+
+Every rule is valid where the term is differentiable. Where that needs a condition it
+is recorded: a base raised to a negative or fractional power must be nonzero (or
+positive), and an indicator ``[t > 0]`` is differentiated as 0 off its kink ``t == 0``
+(for relu this is the convention ``relu'(0) = 0``). ``max`` over an index and second
+derivatives of opaque functions raise ``NotDifferentiable``.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, F1, FnA, JacA, LogA, MaxA, Mono, NF,
+                     Normalizer, NotDifferentiable, ParenA, PrimeA, RIndA, SumA, mono_of, nf_atom, nf_const,
+                     nf_mono)
+from .sizes import Poly, fresh_index
+
+
+def derivative(nz: Normalizer, u: NF, var, P) -> NF:
+    """``d u / d var[P]`` in normal form."""
+    if var not in u.tvars:
+        return ZERO
+    key = (u, var, P)
+    hit = nz._der.get(key)
+    if hit is not None:
+        return hit
+    parts = []
+    for m, c in u.terms:
+        if var in m.tvars:
+            parts.append(nz.scale(_mono(nz, m, var, P), c))
+    out = nz.add(*parts)
+    nz._der[key] = out
+    return out
+
+
+def _mono(nz: Normalizer, m: Mono, var, P) -> NF:
+    parts = []
+    for i, (a, e) in enumerate(m.factors):
+        if var not in a.tvars:
+            continue
+        da = _atom(nz, a, var, P)
+        if not da.terms:
+            continue
+        nz.use("deriv_product")
+        if e != 1:
+            nz.use("deriv_power")
+            if not a.positive and not (e > 0 and e.denominator == 1):
+                nz.need("nonzero" if e.denominator == 1 else "positive", _value(nz, a))
+        rest = dict(m.factors[:i] + m.factors[i + 1:])
+        if e != 1:
+            rest[a] = e - 1
+        piece = nz.mul(nz.finish(rest), da) if rest else da
+        parts.append(nz.scale(piece, e))
+    return nz.add(*parts)
+
+
+def _value(nz: Normalizer, a) -> NF:
+    return a.u if isinstance(a, ParenA) else nf_atom(a)
+
+
+def _atom(nz: Normalizer, a, var, P) -> NF:
+    if isinstance(a, EntryA):
+        if a.var is not var:
+            return ZERO
+        nz.use("deriv_entry")
+        return nz.prod(nz.delta(i - p) for i, p in zip(a.idx, P))
+    if isinstance(a, ExpA):
+        nz.use("deriv_exp")
+        return nz.mul(nf_atom(a), derivative(nz, nf_mono(a.m), var, P))
+    if isinstance(a, LogA):
+        nz.use("deriv_log")
+        if not a.u.positive:
+            nz.need("nonzero", a.u)
+        return nz.mul(nz.pow(a.u, -1), derivative(nz, a.u, var, P))
+    if isinstance(a, FnA):
+        return _fn(nz, a, var, P)
+    if isinstance(a, ParenA):
+        return derivative(nz, a.u, var, P)
+    if isinstance(a, SumA):
+        nz.use("deriv_sum")
+        temps = [fresh_index(b.size) for b in a.binders]
+        body = nz.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})
+        return nz.sum(temps, derivative(nz, body, var, P))
+    if isinstance(a, RIndA):
+        nz.use("deriv_indicator_off_kink")
+        nz.need("offkink", a.u)
+        return ZERO
+    if isinstance(a, ApplyA):
+        return _apply(nz, a, var, P)
+    if isinstance(a, MaxA):
+        raise NotDifferentiable(f"{a.kind} over an index depends on {var.name}; it must cancel before "
+                                "differentiation (the kernel has no derivative of max)")
+    if isinstance(a, (DFnA, JacA)):
+        raise NotDifferentiable(f"second derivative of the opaque function {a.fn.name}")
+    if isinstance(a, (ConstA, PrimeA)):
+        return ZERO
+    raise NotDifferentiable(f"no derivative rule for {a!r}")
+
+
+def _fn(nz: Normalizer, a: FnA, var, P) -> NF:
+    if a.fn == "tanh":
+        nz.use("deriv_tanh")
+        (u,) = a.args
+        t = nf_atom(a)
+        return nz.mul(nz.sub(ONE, nz.mul(t, t)), derivative(nz, u, var, P))
+    if a.fn == "erf":
+        nz.use("deriv_erf")
+        (u,) = a.args
+        # erf'(u) = 2 / sqrt(pi) * exp(-u^2)
+        c = nz.mul(nz.scale(nz.pow(nf_atom(ConstA("pi")), Fraction(-1, 2), True), 2),
+                   nz.exp(nz.scale(nz.mul(u, u), -1)))
+        return nz.mul(c, derivative(nz, u, var, P))
+    nz.use("deriv_opaque")
+    parts = []
+    for k, u in enumerate(a.args):
+        du = derivative(nz, u, var, P)
+        if du.terms:
+            parts.append(nz.mul(nf_atom(DFnA(a.fn, k, a.args)), du))
+    return nz.add(*parts)
+
+
+def _apply(nz: Normalizer, a: ApplyA, var, P) -> NF:
+    """``d f(T)[I] / d x[P] = sum_k sum_K J_k(T)[I, K] * d T_k[K] / d x[P]``."""
+    nz.use("deriv_opaque")
+    parts = []
+    for k, t in enumerate(a.args):
+        if var not in t.tvars:
+            continue
+        temps = [fresh_index(b.size) for b in t.binders]
+        tk = nz.subst_nf(t.u, {b: Poly.sym(x) for b, x in zip(t.binders, temps)})
+        dt = derivative(nz, tk, var, P)
+        jac = nf_atom(JacA(a.fn, k, a.args, a.idx + tuple(Poly.sym(x) for x in temps)))
+        parts.append(nz.sum(temps, nz.mul(jac, dt)))
+    return nz.add(*parts)
+
+
+__all__ = ["derivative"]

@@ -1,0 +1,1066 @@
+"""The normal form: the decision procedure's data and algebra (trusted).
+
+A normalized scalar term (``NF``) is a finite sum ``sum_t c_t * m_t`` of monomials
+with rational coefficients; a monomial (``Mono``) is a product ``prod a^e`` of atoms
+with rational exponents. Atoms:
+
+=========  ==============================================================
+EntryA     ``x[e1..ek]`` (``x[]`` for a scalar variable); reads 0 off the shape
+IntA       an integer symbol read as a real (a size, an index, a floor division)
+ConstA     ``pi``;  PrimeA ``p`` (only under non-integer exponents)
+DeltaA     ``[p == 0]``;  IndA ``[p >= 0]`` for an integer polynomial p
+RIndA      ``[u rel 0]`` for a normalized real u
+ExpA       ``exp(m)`` for a monomial m (``exp(sum c m) = prod exp(m)^c``)
+LogA, FnA  ``log u``, ``tanh u``, ``erf u``, opaque ``f(u..)``; DFnA its partials
+ParenA     a sum ``u`` that cannot be multiplied out (a negative or fractional power)
+SumA       ``sum_{b1..bk} m``: the binders of one connected block of factors
+MaxA       ``max_b u`` / ``min_b u``
+ApplyA     ``f(T1..Tk)[I]`` for an opaque TensorFn; JacA its Jacobian entries
+=========  ==============================================================
+
+Everything is hash-consed, so two terms are equal in normal form exactly when their
+NFs are the same object. Sums are kept miniscoped (every factor that does not depend
+on a binder is outside the sum, and independent blocks are separate sums), binders
+are named canonically by height and position (alpha-equivalence), and Kronecker
+deltas are eliminated against binders. The ``Normalizer`` records every rule family
+it uses (``axioms``) and every condition it needs (``conds``: a base that must be
+nonzero, a kink that must be avoided), so each result states what it rests on.
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import gcd
+
+from .sizes import (FloorDiv, IndexVar, IntSym, KernelError, Poly, SizeSym, ZERO as PZERO,
+                    as_poly, bound_index, floordiv, fresh_index, nonneg, positive as ppositive)
+from . import terms as T
+
+
+class NotDifferentiable(KernelError):
+    """The derivative needs a rule the kernel does not have (max, a second derivative)."""
+
+
+_interned: dict = {}
+F0, F1 = Fraction(0), Fraction(1)
+
+
+def _intern(cls, args):
+    key = (cls, args)
+    obj = _interned.get(key)
+    if obj is None:
+        obj = object.__new__(cls)
+        obj._args = args
+        obj._build(*args)
+        _interned[key] = obj
+    return obj
+
+
+def _fr(e) -> str:
+    return str(e) if e.denominator == 1 else f"{e.numerator}/{e.denominator}"
+
+
+# -- monomials and sums ---------------------------------------------------------------
+
+class Mono:
+    """A product of atoms with nonzero rational exponents, sorted by atom key."""
+    __slots__ = ("_args", "factors", "skey", "ivars", "tvars", "height", "positive", "nonneg", "__weakref__")
+
+    def __new__(cls, factors: tuple):
+        return _intern(cls, factors)
+
+    def _build(self, *factors):
+        self.factors = factors
+        self.skey = "*".join(f"{a.skey}^{_fr(e)}" for a, e in factors)
+        iv, tv, h = set(), set(), 0
+        pos, nn = True, True
+        for a, e in factors:
+            iv |= a.ivars
+            tv |= a.tvars
+            h = max(h, a.height)
+            if not a.positive:
+                pos = False
+                if not (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0)):
+                    nn = False
+        self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
+        self.positive, self.nonneg = pos, nn
+
+
+def mono_of(d: dict) -> Mono:
+    return Mono(tuple(sorted(((a, e) for a, e in d.items() if e != 0), key=lambda ae: ae[0].skey)))
+
+
+ONE_MONO = Mono(())
+
+
+class NF:
+    """A sum of monomials with nonzero rational coefficients, sorted by monomial key."""
+    __slots__ = ("_args", "terms", "skey", "ivars", "tvars", "height", "__weakref__")
+
+    def __new__(cls, terms: tuple):
+        return _intern(cls, terms)
+
+    def _build(self, *terms):
+        self.terms = terms
+        self.skey = "(" + " + ".join(f"{_fr(c)}:{m.skey}" for m, c in terms) + ")"
+        iv, tv, h = set(), set(), 0
+        for m, _ in terms:
+            iv |= m.ivars
+            tv |= m.tvars
+            h = max(h, m.height)
+        self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
+
+    def const(self):
+        """The value if this is a constant, else None."""
+        if not self.terms:
+            return F0
+        if len(self.terms) == 1 and self.terms[0][0] is ONE_MONO:
+            return self.terms[0][1]
+        return None
+
+    def single(self):
+        """``(mono, coef)`` if this is one monomial, else None."""
+        return self.terms[0] if len(self.terms) == 1 else None
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.terms) and all(c > 0 and m.nonneg for m, c in self.terms) \
+            and any(m.positive for m, c in self.terms)
+
+
+def nf_of(d: dict) -> NF:
+    return NF(tuple(sorted(((m, c) for m, c in d.items() if c != 0), key=lambda mc: mc[0].skey)))
+
+
+ZERO = NF(())
+ONE = NF(((ONE_MONO, F1),))
+
+
+def nf_const(c) -> NF:
+    c = Fraction(c)
+    return NF(((ONE_MONO, c),)) if c else ZERO
+
+
+def nf_atom(a, e=F1) -> NF:
+    return NF(((Mono(((a, Fraction(e)),)), F1),))
+
+
+def nf_mono(m: Mono, c=F1) -> NF:
+    return NF(((m, Fraction(c)),)) if c else ZERO
+
+
+# -- atoms ----------------------------------------------------------------------------
+
+class Atom:
+    __slots__ = ("_args", "skey", "ivars", "tvars", "height", "positive", "nonneg", "nonzero", "idem",
+                 "__weakref__", "__dict__")
+
+    def __new__(cls, *args):
+        return _intern(cls, args)
+
+    def _set(self, skey, ivars=(), tvars=(), height=0, positive=False, nonneg=False, nonzero=False, idem=False):
+        self.skey, self.ivars, self.tvars, self.height = skey, frozenset(ivars), frozenset(tvars), height
+        self.positive = positive
+        self.nonneg = nonneg or positive
+        self.nonzero = nonzero or positive
+        self.idem = idem
+
+    def __repr__(self):
+        return self.skey
+
+
+def _pvars(p: Poly) -> set:
+    return {s for s in p.symbols() if isinstance(s, IndexVar)}
+
+
+class EntryA(Atom):
+    def _build(self, var, idx):
+        self.var, self.idx = var, idx
+        iv = set()
+        for p in idx:
+            iv |= _pvars(p)
+        f = var.facts if isinstance(var, T.Var) else frozenset()
+        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", iv, (var,),
+                  positive="positive" in f and not idx, nonneg="nonneg" in f, nonzero="nonzero" in f and not idx)
+        # An entry off the shape reads 0, so entrywise positivity holds only for scalars;
+        # indices that are provably in range are the common case and are checked here.
+        if idx and ("positive" in f or "nonzero" in f):
+            inside = all(nonneg(p) and nonneg(s - 1 - p) for p, s in zip(idx, var.shape))
+            self.positive = "positive" in f and inside
+            self.nonzero = ("nonzero" in f or "positive" in f) and inside
+
+
+class IntA(Atom):
+    def _build(self, sym):
+        self.sym = sym
+        iv = {sym} if isinstance(sym, IndexVar) else (_pvars(Poly.sym(sym)) if isinstance(sym, FloorDiv) else set())
+        self._set(f"int:{sym.skey}", iv, positive=isinstance(sym, SizeSym),
+                  nonneg=isinstance(sym, IndexVar) or (isinstance(sym, FloorDiv) and nonneg(sym.a)))
+
+
+class ConstA(Atom):
+    def _build(self, name):
+        self.name = name
+        self._set(f"const:{name}", positive=True)
+
+
+class PrimeA(Atom):
+    def _build(self, p):
+        self.p = p
+        self._set(f"prime:{p:020d}", positive=True)
+
+
+class DeltaA(Atom):
+    def _build(self, p):
+        self.p = p
+        self._set(f"delta:{p.skey}", _pvars(p), nonneg=True, idem=True)
+
+
+class IndA(Atom):
+    def _build(self, p):
+        self.p = p
+        self._set(f"ind:{p.skey}", _pvars(p), nonneg=True, idem=True)
+
+
+class RIndA(Atom):
+    def _build(self, u, rel):
+        self.u, self.rel = u, rel
+        self._set(f"rind:{u.skey}{rel}0", u.ivars, u.tvars, u.height, nonneg=True, idem=True)
+
+
+class ExpA(Atom):
+    def _build(self, m):
+        self.m = m
+        self._set(f"exp:{m.skey}", m.ivars, m.tvars, m.height, positive=True)
+
+
+class LogA(Atom):
+    def _build(self, u):
+        self.u = u
+        self._set(f"log:{u.skey}", u.ivars, u.tvars, u.height)
+
+
+class FnA(Atom):
+    def _build(self, fn, args):
+        self.fn, self.args = fn, args
+        name = fn if isinstance(fn, str) else fn.skey
+        iv, tv = set(), set() if isinstance(fn, str) else {fn}
+        for u in args:
+            iv |= u.ivars
+            tv |= u.tvars
+        self._set(f"fn:{name}(" + ",".join(u.skey for u in args) + ")", iv, tv, max(u.height for u in args))
+
+
+class DFnA(Atom):
+    def _build(self, fn, k, args):
+        self.fn, self.k, self.args = fn, k, args
+        iv, tv = set(), {fn}
+        for u in args:
+            iv |= u.ivars
+            tv |= u.tvars
+        self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")", iv, tv, max(u.height for u in args))
+
+
+class ParenA(Atom):
+    def _build(self, u, pos):
+        self.u = u
+        self._set(f"paren{'+' if pos else ''}:{u.skey}", u.ivars, u.tvars, u.height, positive=pos)
+
+
+class SumA(Atom):
+    def _build(self, binders, m):
+        self.binders, self.m = binders, m
+        rng_pos = all(ppositive(b.size) for b in binders)
+        self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}", m.ivars - set(binders), m.tvars,
+                  m.height + 1, positive=m.positive and rng_pos, nonneg=m.nonneg)
+
+
+class MaxA(Atom):
+    def _build(self, b, u, kind):
+        self.b, self.u, self.kind = b, u, kind
+        self._set(f"{kind}[{b.skey}]{{{u.skey}}}", u.ivars - {b}, u.tvars, u.height + 1, positive=u.positive)
+
+
+class TensorNF:
+    """A tensor in normal form: ``Lamda[b1..bk](u)`` with canonically named binders."""
+    __slots__ = ("_args", "binders", "u", "skey", "ivars", "tvars", "height", "__weakref__")
+
+    def __new__(cls, binders, u):
+        return _intern(cls, (binders, u))
+
+    def _build(self, binders, u):
+        self.binders, self.u = binders, u
+        self.skey = f"lam[{','.join(b.skey for b in binders)}]{{{u.skey}}}"
+        self.ivars, self.tvars, self.height = u.ivars - set(binders), u.tvars, u.height + 1
+
+
+class ApplyA(Atom):
+    def _build(self, fn, args, idx):
+        self.fn, self.args, self.idx = fn, args, idx
+        iv, tv = set(), {fn}
+        for a in args:
+            iv |= a.ivars
+            tv |= a.tvars
+        for p in idx:
+            iv |= _pvars(p)
+        self._set(f"ap:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
+                  iv, tv, max(a.height for a in args))
+
+
+class JacA(Atom):
+    def _build(self, fn, argno, args, idx):
+        self.fn, self.argno, self.args, self.idx = fn, argno, args, idx
+        iv, tv = set(), {fn}
+        for a in args:
+            iv |= a.ivars
+            tv |= a.tvars
+        for p in idx:
+            iv |= _pvars(p)
+        self._set(f"jac{argno}:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
+                  iv, tv, max(a.height for a in args))
+
+
+# -- rational powers of rationals -------------------------------------------------------
+
+def _factor(n: int) -> dict:
+    out, p = {}, 2
+    while p * p <= n and p < 100000:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1  # a prime, or a large cofactor kept whole (still positive)
+    return out
+
+
+def _ratpow(c: Fraction, e: Fraction):
+    """``c ** e`` for ``c > 0``: a rational coefficient and leftover prime powers."""
+    if e.denominator == 1:
+        return c ** int(e), {}
+    coef, atoms = F1, {}
+    for n, sign in ((c.numerator, 1), (c.denominator, -1)):
+        for p, k in _factor(n).items():
+            total = sign * k * e
+            whole = total.numerator // total.denominator
+            coef *= Fraction(p) ** whole
+            if total != whole:
+                atoms[PrimeA(p)] = total - whole
+    return coef, atoms
+
+
+_REL_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+_REL_FIX = {"<": ">", "<=": ">="}
+
+
+# -- the normalizer -------------------------------------------------------------------
+
+class Normalizer:
+    """Normal forms of terms, with the axioms used and the conditions needed.
+
+    One Normalizer serves one decision: its caches are private to it, so the axioms it
+    records are exactly those used for that decision."""
+
+    def __init__(self):
+        self.axioms: set = set()
+        self.conds: dict = {}
+        self._mm: dict = {}
+        self._sub: dict = {}
+        self._norm: dict = {}
+        self._der: dict = {}
+        self._sign: dict = {}
+        self._depth = 0
+
+    def use(self, name: str):
+        self.axioms.add(name)
+
+    def need(self, kind: str, u: NF):
+        """Record a side condition: ``u != 0`` (kind 'nonzero'), ``u > 0`` ('positive')
+        or ``u != 0`` at a kink of an indicator ('offkink')."""
+        self.conds[(kind, u.skey)] = (kind, u)
+
+    # -- ring operations ----------------------------------------------------------------
+    def add(self, *xs: NF) -> NF:
+        xs = [x for x in xs if x.terms]
+        if len(xs) <= 1:
+            return xs[0] if xs else ZERO
+        out: dict = {}
+        for x in xs:
+            for m, c in x.terms:
+                out[m] = out.get(m, F0) + c
+        return nf_of(out)
+
+    def scale(self, x: NF, c) -> NF:
+        c = Fraction(c)
+        if c == 1:
+            return x
+        if c == 0:
+            return ZERO
+        return NF(tuple((m, k * c) for m, k in x.terms))
+
+    def sub(self, a: NF, b: NF) -> NF:
+        return self.add(a, self.scale(b, -1))
+
+    def mul(self, a: NF, b: NF) -> NF:
+        if a is ONE:
+            return b
+        if b is ONE:
+            return a
+        if not a.terms or not b.terms:
+            return ZERO
+        out: dict = {}
+        for m1, c1 in a.terms:
+            for m2, c2 in b.terms:
+                for m, c in self.mono_mul(m1, m2).terms:
+                    out[m] = out.get(m, F0) + c * c1 * c2
+        return nf_of(out)
+
+    def prod(self, xs) -> NF:
+        out = ONE
+        for x in xs:
+            out = self.mul(out, x)
+        return out
+
+    def mono_mul(self, m1: Mono, m2: Mono) -> NF:
+        if m1 is ONE_MONO:
+            return nf_mono(m2)
+        if m2 is ONE_MONO:
+            return nf_mono(m1)
+        key = (m1, m2) if m1.skey <= m2.skey else (m2, m1)
+        hit = self._mm.get(key)
+        if hit is not None:
+            return hit
+        d = dict(m1.factors)
+        for a, e in m2.factors:
+            d[a] = self.combine(a, d[a], e) if a in d else e
+        out = self.finish(d)
+        self._mm[key] = out
+        return out
+
+    def combine(self, a, e1: Fraction, e2: Fraction) -> Fraction:
+        """The exponent of ``a^e1 * a^e2``, recording what that rests on."""
+        if a.idem:
+            self.use("indicator_idempotent")
+            return F1
+        s = e1 + e2
+        if a.positive:
+            self.use("pow_add_pos")
+            return s
+        if e1.denominator == 1 and e2.denominator == 1:
+            self.use("pow_add_int")
+            if s == 0 and not a.nonzero:
+                self.need("nonzero", nf_atom(a))
+            return s
+        self.use("pow_add_pos")
+        self.need("positive", nf_atom(a))
+        return s
+
+    def finish(self, d: dict) -> NF:
+        """A monomial from a factor map: expand whole powers of sums, turn whole powers of
+        primes into coefficients, and substitute along Kronecker deltas."""
+        coef = F1
+        expand = []
+        for a, e in list(d.items()):
+            if e == 0:
+                del d[a]
+            elif a.idem and e != 1:
+                d[a] = F1
+            elif isinstance(a, PrimeA) and e.denominator == 1:
+                coef *= Fraction(a.p) ** int(e)
+                del d[a]
+            elif isinstance(a, ParenA) and e > 0 and e.denominator == 1:
+                expand.append((a, int(e)))
+                del d[a]
+        if expand:
+            self.use("pow_expand")
+            out = nf_mono(mono_of(d), coef)
+            for a, k in expand:
+                out = self.mul(out, self.pow(a.u, Fraction(k)))
+            return out
+        if len(d) > 1 and self._depth < 8:
+            deltas = [a for a in d if isinstance(a, DeltaA)]
+            if deltas:
+                self._depth += 1
+                try:
+                    res = self._delta_subst(d, deltas)
+                finally:
+                    self._depth -= 1
+                if res is not None:
+                    return self.scale(res, coef)
+        return nf_mono(mono_of(d), coef)
+
+    def _delta_subst(self, d: dict, deltas):
+        """``[p == 0] f(v) = [p == 0] f(s)`` where ``p == 0`` solves ``v = s``: ``v`` is the
+        largest-keyed index of ``p`` with a unit coefficient (temporaries before bound
+        indices before user indices), so every monomial has one canonical spelling."""
+        for delta in sorted(deltas, key=lambda a: a.skey):
+            cands = [v for v in delta.ivars if _solve_unit(delta.p, v) is not None]
+            if not cands:
+                continue
+            v = max(cands, key=lambda v: v.skey)
+            if not any(v in a.ivars for a in d if a is not delta):
+                continue
+            self.use("delta_subst")
+            rest = {a: e for a, e in d.items() if a is not delta}
+            out = self.subst_mono(mono_of(rest), {v: _solve_unit(delta.p, v)})
+            return self.mul(out, nf_atom(delta))
+        return None
+
+    def pow(self, x: NF, e, pos_hint: bool = False) -> NF:
+        e = Fraction(e)
+        if e == 1:
+            return x
+        if e == 0:
+            return ONE
+        if not x.terms:
+            return ZERO
+        one = x.single()
+        if one is not None:
+            m, c = one
+            if e.denominator == 1:
+                d = {}
+                for a, k in m.factors:
+                    if k.denominator != 1 and not a.positive:
+                        self.need("positive", nf_atom(a))
+                    d[a] = k * e
+                self.use("pow_mul")
+                return self.scale(self.finish(d), c ** int(e))
+            if c > 0 and m.positive:
+                coef, primes = _ratpow(c, e)
+                d = {a: k * e for a, k in m.factors}
+                for p, k in primes.items():
+                    d[p] = d.get(p, F0) + k
+                self.use("pow_mul_pos")
+                return self.scale(self.finish(d), coef)
+        elif e > 0 and e.denominator == 1:
+            out = x
+            for _ in range(int(e) - 1):
+                out = self.mul(out, x)
+            self.use("pow_expand")
+            return out
+        return self.paren(x, e, pos_hint or x.positive)
+
+    def paren(self, x: NF, e: Fraction, pos: bool) -> NF:
+        """``x^e`` for a sum ``x`` kept whole: its positive content is taken out first."""
+        num = den = 0
+        for _, c in x.terms:
+            num, den = gcd(num, c.numerator), gcd(den, c.denominator)
+        g = Fraction(num, 1) / Fraction(_lcm([c.denominator for _, c in x.terms]))
+        if g != 1 and (e.denominator == 1 or pos):
+            self.use("pow_content")
+            coef, primes = _ratpow(g, e)
+            inner = self.scale(x, 1 / g)
+            d = {ParenA(inner, pos): e}
+            d.update(primes)
+            return self.scale(self.finish(d), coef)
+        return nf_atom(ParenA(x, pos), e)
+
+    # -- substitution of indices ------------------------------------------------------
+    def subst_nf(self, x: NF, mp: dict) -> NF:
+        if not (x.ivars & mp.keys()):
+            return x
+        out = []
+        for m, c in x.terms:
+            out.append(self.scale(self.subst_mono(m, mp), c))
+        return self.add(*out)
+
+    def subst_mono(self, m: Mono, mp: dict) -> NF:
+        if not (m.ivars & mp.keys()):
+            return nf_mono(m)
+        out = ONE
+        keep = {}
+        for a, e in m.factors:
+            if a.ivars & mp.keys():
+                out = self.mul(out, self.pow(self.subst_atom(a, mp), e, a.positive))
+            else:
+                keep[a] = e
+        return self.mul(self.finish(keep), out) if keep else out
+
+    def subst_atom(self, a: Atom, mp: dict) -> NF:
+        mp = {k: v for k, v in mp.items() if k in a.ivars}
+        key = (a, tuple(sorted(mp.items(), key=lambda kv: kv[0].skey)))
+        hit = self._sub.get(key)
+        if hit is not None:
+            return hit
+        out = self._subst_atom(a, mp)
+        self._sub[key] = out
+        return out
+
+    def _subst_atom(self, a: Atom, mp: dict) -> NF:
+        sp = lambda p: p.subst(mp)  # noqa: E731
+        sn = lambda u: self.subst_nf(u, mp)  # noqa: E731
+        if isinstance(a, EntryA):
+            return self.entry(a.var, tuple(sp(p) for p in a.idx))
+        if isinstance(a, IntA):
+            return self.int_value(sp(Poly.sym(a.sym)))
+        if isinstance(a, DeltaA):
+            return self.delta(sp(a.p))
+        if isinstance(a, IndA):
+            return self.ind(sp(a.p))
+        if isinstance(a, RIndA):
+            return self.rind(sn(a.u), a.rel)
+        if isinstance(a, ExpA):
+            return self.exp(self.subst_mono(a.m, mp))
+        if isinstance(a, LogA):
+            return self.log(sn(a.u))
+        if isinstance(a, FnA):
+            return self.fn(a.fn, tuple(sn(u) for u in a.args))
+        if isinstance(a, DFnA):
+            return nf_atom(DFnA(a.fn, a.k, tuple(sn(u) for u in a.args)))
+        if isinstance(a, ParenA):
+            return sn(a.u)
+        if isinstance(a, SumA):
+            temps = [fresh_index(b.size) for b in a.binders]
+            inner = {**mp, **{b: Poly.sym(t) for b, t in zip(a.binders, temps)}}
+            return self.sum(temps, self.subst_mono(a.m, inner))
+        if isinstance(a, MaxA):
+            t = fresh_index(a.b.size)
+            return self.max(t, self.subst_nf(a.u, {**mp, a.b: Poly.sym(t)}), a.kind)
+        if isinstance(a, ApplyA):
+            return nf_atom(ApplyA(a.fn, tuple(self.subst_tensor(x, mp) for x in a.args), tuple(sp(p) for p in a.idx)))
+        if isinstance(a, JacA):
+            return nf_atom(JacA(a.fn, a.argno, tuple(self.subst_tensor(x, mp) for x in a.args),
+                                tuple(sp(p) for p in a.idx)))
+        raise KernelError(f"cannot substitute in atom {a!r}")
+
+    def subst_tensor(self, x: TensorNF, mp: dict) -> TensorNF:
+        if not (x.ivars & mp.keys()):
+            return x
+        temps = [fresh_index(b.size) for b in x.binders]
+        inner = {**mp, **{b: Poly.sym(t) for b, t in zip(x.binders, temps)}}
+        return self.tensor(temps, self.subst_nf(x.u, inner))
+
+    def rename_atom(self, a: Atom, mp: dict) -> Atom:
+        """A one-to-one renaming of indices maps an atom to one atom."""
+        if isinstance(a, ParenA):
+            return ParenA(self.subst_nf(a.u, mp), a.positive)
+        out = self.subst_atom(a, mp)
+        one = out.single()
+        if one is None or one[1] != 1 or len(one[0].factors) != 1 or one[0].factors[0][1] != 1:
+            raise KernelError(f"internal: renaming {a!r} gave {out.skey}")
+        return one[0].factors[0][0]
+
+    # -- atoms with their simplification rules --------------------------------------------
+    def entry(self, var, idx) -> NF:
+        return nf_atom(EntryA(var, tuple(idx)))
+
+    def int_value(self, p: Poly) -> NF:
+        out: dict = {}
+        for m, c in p.terms.items():
+            d = {}
+            for s, k in m:
+                d[IntA(s)] = Fraction(k)
+            mono = mono_of(d)
+            out[mono] = out.get(mono, F0) + c
+        return nf_of(out)
+
+    def delta(self, p: Poly) -> NF:
+        """``[p == 0]``: decided when provable, else scaled by the content and signed."""
+        if p.is_const():
+            return ONE if p.const_value() == 0 else ZERO
+        g = p.content()
+        if g > 1:
+            if p.const_value() % g:
+                self.use("delta_decide")
+                return ZERO
+            p = Poly({m: c // g for m, c in p.terms.items()})
+        lead = min((m for m in p.terms if m), key=lambda m: _mono_str(m))
+        if p.terms[lead] < 0:
+            p = -p
+        if ppositive(p) or ppositive(-p):
+            self.use("delta_decide")
+            return ZERO
+        return nf_atom(DeltaA(p))
+
+    def ind(self, p: Poly) -> NF:
+        """``[p >= 0]``: decided when provable, else scaled by the content."""
+        if nonneg(p):
+            return ONE
+        if nonneg(-p - 1):
+            return ZERO
+        g = p.content()
+        if g > 1:
+            c = p.const_value()
+            p = Poly({m: c_ // g for m, c_ in p.terms.items() if m}) + (c // g)
+        return nf_atom(IndA(p))
+
+    def rind(self, u: NF, rel: str) -> NF:
+        """``[u rel 0]``; a monomial argument is scaled to coefficient 1."""
+        c = u.const()
+        if c is not None:
+            return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
+        if u.positive:
+            return ONE if rel in (">", ">=") else ZERO
+        one = u.single()
+        if one is not None:
+            m, c = one
+            if c < 0:
+                rel = _REL_FLIP[rel]
+            u = nf_mono(m)
+        return nf_atom(RIndA(u, rel))
+
+    def exp(self, u) -> NF:
+        """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v``."""
+        if isinstance(u, Mono):
+            u = nf_mono(u)
+        if not u.terms:
+            return ONE
+        out = ONE
+        for m, c in u.terms:
+            if len(m.factors) == 1 and isinstance(m.factors[0][0], LogA) and m.factors[0][1] == 1 \
+                    and m.factors[0][0].u.positive:
+                self.use("exp_log")
+                out = self.mul(out, self.pow(m.factors[0][0].u, c, True))
+                continue
+            if len(u.terms) > 1:
+                self.use("exp_add")
+            out = self.mul(out, nf_atom(ExpA(m), c))
+        return out
+
+    def log(self, u: NF) -> NF:
+        """``log(c prod a^e) = log c + sum e log a`` for positive factors; ``log exp m = m``."""
+        one = u.single()
+        if one is None or one[1] <= 0 or not one[0].positive:
+            return nf_atom(LogA(u))
+        m, c = one
+        parts = []
+        if c != 1:
+            self.use("log_mul")
+            for n, sign in ((c.numerator, 1), (c.denominator, -1)):
+                for p, k in _factor(n).items():
+                    parts.append(self.scale(nf_atom(LogA(nf_const(p))), sign * k))
+        for a, e in m.factors:
+            if isinstance(a, ExpA):
+                self.use("log_exp")
+                parts.append(self.scale(nf_mono(a.m), e))
+            elif isinstance(a, PrimeA):
+                self.use("log_mul")
+                parts.append(self.scale(nf_atom(LogA(nf_const(a.p))), e))
+            else:
+                if len(m.factors) > 1 or e != 1:
+                    self.use("log_mul")
+                parts.append(self.scale(nf_atom(LogA(self.finish({a: F1}))), e))
+        return self.add(*parts)
+
+    def fn(self, fn, args) -> NF:
+        """``tanh``, ``erf`` (odd: the sign of a monomial argument comes out) and opaque
+        functions."""
+        if fn in ("tanh", "erf"):
+            (u,) = args
+            if not u.terms:
+                return ZERO
+            one = u.single()
+            if one is not None and one[1] < 0:
+                self.use("odd_function")
+                return self.scale(nf_atom(FnA(fn, (self.scale(u, -1),))), -1)
+            return nf_atom(FnA(fn, (u,)))
+        if fn == "exp":
+            return self.exp(args[0])
+        if fn == "log":
+            return self.log(args[0])
+        return nf_atom(FnA(fn, tuple(args)))
+
+    # -- sums -----------------------------------------------------------------------------
+    def sum(self, binders, x: NF) -> NF:
+        """``sum_{binders} x`` for binders (distinct fresh indices) bound nowhere else."""
+        if not binders:
+            return x
+        if len(x.terms) > 1:
+            self.use("sum_linear")
+        return self.add(*(self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms))
+
+    def _sum_mono(self, bs, m: Mono) -> NF:
+        unused = [b for b in bs if b not in m.ivars]
+        bs = [b for b in bs if b in m.ivars]
+        out = ONE
+        if unused:
+            self.use("sum_const")
+            out = self.prod(self.int_value(b.size) for b in unused)
+        if not bs:
+            return self.mul(out, nf_mono(m))
+        bset = set(bs)
+        # 1. Merge inner sums that depend on these binders (Fubini): whole powers only.
+        merge = [(a, e) for a, e in m.factors
+                 if isinstance(a, SumA) and a.ivars & bset and e > 0 and e.denominator == 1]
+        if merge:
+            self.use("fubini")
+            body = nf_mono(mono_of({a: e for a, e in m.factors if not any(a is b for b, _ in merge)}))
+            new_bs = list(bs)
+            for a, e in merge:
+                for _ in range(int(e)):
+                    temps = [fresh_index(b.size) for b in a.binders]
+                    new_bs += temps
+                    body = self.mul(body, self.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}))
+            return self.mul(out, self.sum(new_bs, body))
+        # 2. Eliminate a binder against a Kronecker delta.
+        for a, _ in m.factors:
+            if isinstance(a, DeltaA) and a.ivars & bset:
+                for b in sorted(a.ivars & bset, key=lambda v: v.skey):
+                    sol = _solve(a.p, b)
+                    if sol is None:
+                        continue
+                    s, divisible = sol
+                    self.use("delta_elim")
+                    rest = mono_of({f: e for f, e in m.factors if f is not a})
+                    body = self.subst_mono(rest, {b: s})
+                    guard = self.mul(self.ind(s), self.ind(b.size - 1 - s))
+                    if divisible is not None:
+                        guard = self.mul(guard, self.delta(divisible))
+                    return self.mul(out, self.sum([c for c in bs if c is not b], self.mul(body, guard)))
+        # 3. Pull out what does not depend on the binders; split independent blocks.
+        inside, outside = [], {}
+        for a, e in m.factors:
+            if a.ivars & bset:
+                inside.append((a, e))
+            else:
+                outside[a] = e
+        parent = {b: b for b in bs}
+
+        def find(b):
+            while parent[b] is not b:
+                b = parent[b]
+            return b
+
+        for a, _ in inside:
+            linked = [b for b in bs if b in a.ivars]
+            for b in linked[1:]:
+                parent[find(b)] = find(linked[0])
+        blocks: dict = {}
+        for b in bs:
+            blocks.setdefault(find(b), ([], []))[0].append(b)
+        for a, e in inside:
+            r = find(next(b for b in bs if b in a.ivars))
+            blocks[r][1].append((a, e))
+        if len(blocks) > 1:
+            self.use("sum_split")
+        if outside:
+            self.use("sum_pull")
+        res = self.finish(outside) if outside else ONE
+        for bl_bs, bl_f in blocks.values():
+            res = self.mul(res, nf_atom(self._canon_sum(bl_bs, bl_f)))
+        return self.mul(out, res)
+
+    def _canon_sum(self, bs, factors) -> SumA:
+        """Name the binders canonically: by height, then by position in the order that
+        makes the sum's key smallest (ties between symmetric binders are tried out)."""
+        h = 1 + max(a.height for a, _ in factors)
+        order = self._binder_order(bs, factors)
+        names = [bound_index(h, p, b.size) for p, b in enumerate(order)]
+        mp = {b: Poly.sym(n) for b, n in zip(order, names)}
+        fs = {}
+        for a, e in factors:
+            fs[self.rename_atom(a, mp)] = e
+        if len(bs) > 1:
+            self.use("fubini")
+        return SumA(tuple(names), mono_of(fs))
+
+    def _binder_order(self, bs, factors):
+        if len(bs) == 1:
+            return bs
+        sig = {}
+        for b in bs:
+            mp = {o: Poly.sym(IndexVar("_o", o.size, "m")) for o in bs if o is not b}
+            mp[b] = Poly.sym(IndexVar("_s", b.size, "m"))
+            sig[b] = (b.size.skey, tuple(sorted((self.subst_atom(a, mp).skey, e) for a, e in factors if b in a.ivars)))
+        order = sorted(bs, key=lambda b: sig[b])
+        groups = [list(g) for _, g in itertools.groupby(order, key=lambda b: sig[b])]
+        n_cands = 1
+        for g in groups:
+            for k in range(2, len(g) + 1):
+                n_cands *= k
+        if n_cands == 1 or n_cands > 120:
+            return order
+        best, best_key = None, None
+        for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+            cand = [b for g in combo for b in g]
+            mp = {b: Poly.sym(IndexVar(f"_c{p}", b.size, "m")) for p, b in enumerate(cand)}
+            key = tuple(sorted((self.subst_atom(a, mp).skey, e) for a, e in factors))
+            if best_key is None or key < best_key:
+                best, best_key = cand, key
+        return best
+
+    def max(self, b: IndexVar, u: NF, kind: str) -> NF:
+        if b not in u.ivars:
+            self.use("max_const")
+            return u
+        h = 1 + u.height
+        name = bound_index(h, 0, b.size)
+        return nf_atom(MaxA(name, self.subst_nf(u, {b: Poly.sym(name)}), kind))
+
+    def tensor(self, temps, u: NF) -> TensorNF:
+        h = 1 + u.height
+        names = [bound_index(h, p, t.size) for p, t in enumerate(temps)]
+        return TensorNF(tuple(names), self.subst_nf(u, {t: Poly.sym(n) for t, n in zip(temps, names)}))
+
+    # -- from terms -------------------------------------------------------------------------
+    def norm(self, t: T.Term, idx=(), env=None) -> NF:
+        """The normal form of the entry ``t[idx]`` (``idx`` covers every axis of ``t``);
+        ``env`` maps the term's bound indices in scope to integer expressions."""
+        env = env or {}
+        if len(idx) != len(t.shape):
+            raise KernelError(f"internal: {len(idx)} indices for a term of rank {len(t.shape)}")
+        envkey = tuple((v, env[v]) for v in sorted(t.free_idx & env.keys(), key=lambda v: v.skey))
+        key = (t, tuple(idx), envkey)
+        hit = self._norm.get(key)
+        if hit is not None:
+            return hit
+        out = self._norm_term(t, tuple(idx), env)
+        self._norm[key] = out
+        return out
+
+    def _norm_term(self, t, idx, env) -> NF:
+        n = self.norm
+        sub = lambda p: p.subst(env) if env else p  # noqa: E731
+        at = lambda a: idx if a.shape else ()  # noqa: E731
+        if isinstance(t, T.Var):
+            return self.entry(t, idx)
+        if isinstance(t, T.Num):
+            return nf_const(t.value)
+        if isinstance(t, T.Const):
+            return nf_atom(ConstA(t.name))
+        if isinstance(t, T.IntVal):
+            return self.int_value(sub(t.poly))
+        if isinstance(t, T.Index):
+            e = tuple(sub(p) for p in t.idx)
+            out = n(t.base, e + idx, env)
+            if t.total:
+                for p, s in zip(e, t.base.shape):
+                    out = self.mul(out, self.mul(self.ind(p), self.ind(s - 1 - p)))
+            return out
+        if isinstance(t, T.Lamda):
+            k = len(t.idxs)
+            env2 = {**env, **dict(zip(t.idxs, idx[:k]))}
+            return n(t.body, idx[k:], env2)
+        if isinstance(t, T.Add):
+            return self.add(*(n(a, at(a), env) for a in t.terms))
+        if isinstance(t, T.Mul):
+            return self.prod(n(a, at(a), env) for a in t.terms)
+        if isinstance(t, T.Pow):
+            return self.pow(n(t.base, idx, env), t.exponent, self.sign(t.base) == "pos")
+        if isinstance(t, T.Func):
+            args = tuple(n(a, at(a), env) for a in t.operands)
+            return self.fn(t.fn, args)
+        if isinstance(t, T.Sum):
+            b = fresh_index(t.idx.size, t.idx.name)
+            return self.sum([b], n(t.body, idx, {**env, t.idx: Poly.sym(b)}))
+        if isinstance(t, T.ReduceMax):
+            b = fresh_index(t.idx.size, t.idx.name)
+            return self.max(b, n(t.body, (), {**env, t.idx: Poly.sym(b)}), t.kind)
+        if isinstance(t, T.Delta):
+            return self.delta(sub(t.a) - sub(t.b))
+        if isinstance(t, T.IntCond):
+            a, b = sub(t.a), sub(t.b)
+            p = {"<": b - a - 1, "<=": b - a, ">": a - b - 1, ">=": a - b}[t.rel]
+            return self.ind(p)
+        if isinstance(t, T.RealCond):
+            return self.rind(n(t.t, idx, env), t.rel)
+        if isinstance(t, T.Named):
+            return n(t.body, idx, env)
+        if isinstance(t, T.Apply):
+            args = tuple(self.tensor_of(a, env) for a in t.operands)
+            return nf_atom(ApplyA(t.fn, args, idx))
+        if isinstance(t, T.Jacobian):
+            args = tuple(self.tensor_of(a, env) for a in t.operands)
+            return nf_atom(JacA(t.fn, t.argno, args, idx))
+        if isinstance(t, T.Deriv):
+            from .derivative import derivative
+            return derivative(self, n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
+        raise KernelError(f"cannot normalize {type(t).__name__}")
+
+    def tensor_of(self, t: T.Term, env) -> TensorNF:
+        temps = [fresh_index(s) for s in t.shape]
+        return self.tensor(temps, self.norm(t, tuple(Poly.sym(v) for v in temps), env))
+
+    def sign(self, t: T.Term):
+        """'pos', 'nonneg' or None: what the term's structure shows about its entries."""
+        hit = self._sign.get(t, 0)
+        if hit != 0:
+            return hit
+        out = self._sign_of(t)
+        self._sign[t] = out
+        return out
+
+    def _sign_of(self, t):
+        s = self.sign
+        if isinstance(t, T.Var):
+            return "pos" if "positive" in t.facts else "nonneg" if "nonneg" in t.facts else None
+        if isinstance(t, T.Num):
+            return "pos" if t.value > 0 else "nonneg" if t.value == 0 else None
+        if isinstance(t, T.Const):
+            return "pos"
+        if isinstance(t, T.IntVal):
+            return "pos" if ppositive(t.poly) else "nonneg" if nonneg(t.poly) else None
+        if isinstance(t, T.Index):
+            b = s(t.base)
+            return ("nonneg" if b else None) if t.total else b
+        if isinstance(t, (T.Lamda, T.Named)):
+            return s(t.body)
+        if isinstance(t, (T.Add, T.Mul)):
+            signs = [s(a) for a in t.terms]
+            if None in signs:
+                return None
+            if isinstance(t, T.Add):
+                return "pos" if "pos" in signs else "nonneg"
+            return "pos" if all(x == "pos" for x in signs) else "nonneg"
+        if isinstance(t, T.Pow):
+            b = s(t.base)
+            if b == "pos":
+                return "pos"
+            if b == "nonneg" or (t.exponent.denominator == 1 and t.exponent.numerator % 2 == 0):
+                return "nonneg"
+            return None
+        if isinstance(t, T.Func) and t.fn == "exp":
+            return "pos"
+        if isinstance(t, T.Sum):
+            b = s(t.body)
+            return ("pos" if ppositive(t.idx.size) else "nonneg") if b == "pos" else b
+        if isinstance(t, T.ReduceMax):
+            return s(t.body)
+        if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
+            return "nonneg"
+        return None
+
+
+def _lcm(xs) -> int:
+    out = 1
+    for x in xs:
+        out = out * x // gcd(out, x)
+    return out
+
+
+def _mono_str(m) -> str:
+    return ".".join(f"{s.skey}^{k}" for s, k in m)
+
+
+def _solve_unit(p: Poly, v: IndexVar):
+    """``s`` with ``p == 0 <=> v == s`` when ``v``'s coefficient in ``p`` is +-1."""
+    split = p.linear_in(v)
+    if split is None:
+        return None
+    a, b = split
+    if a.is_const() and a.const_value() in (1, -1) and v not in b.symbols():
+        return -b if a.const_value() == 1 else b
+    return None
+
+
+def _solve(p: Poly, v: IndexVar):
+    """Solve ``p == 0`` for ``v``: ``(s, None)`` for a unit coefficient, or
+    ``(s, r)`` with ``v == s`` exactly when ``r == 0`` for a positive coefficient ``c``
+    (``s = (-b) // c``, ``r = -b - c*s``)."""
+    s = _solve_unit(p, v)
+    if s is not None:
+        return s, None
+    split = p.linear_in(v)
+    if split is None:
+        return None
+    a, b = split
+    if v in b.symbols() or a.index_atoms():
+        return None
+    if not ppositive(a):
+        a, b = -a, -b
+        if not ppositive(a):
+            return None
+    if not (a.is_const() or (len(a.terms) == 1 and next(iter(a.terms.values())) == 1)):
+        return None
+    q = floordiv(-b, a)
+    return q, -b - a * q

@@ -1,0 +1,201 @@
+"""Plain-text and LaTeX printers for terms (trusted to print, proves nothing)."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from . import terms as T
+from .sizes import Poly, poly_str
+
+# Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
+
+
+def _num(v: Fraction) -> str:
+    return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+
+
+def _split_coef(t):
+    """(negative?, term without its sign) for display of differences."""
+    if isinstance(t, T.Num) and t.value < 0:
+        return True, T.Num(-t.value)
+    if isinstance(t, T.Mul) and isinstance(t.terms[0], T.Num) and t.terms[0].value < 0:
+        rest = t.terms[1:]
+        c = -t.terms[0].value
+        if c != 1:
+            rest = (T.Num(c),) + rest
+        return True, rest[0] if len(rest) == 1 else T.Mul(rest)
+    return False, t
+
+
+def _rng(v) -> str:
+    return f"{v.name}<{poly_str(v.size)}"
+
+
+def text(t: T.Term) -> str:
+    return _text(t)[0]
+
+
+def _idx(p: Poly) -> str:
+    return poly_str(p)
+
+
+def _text(t):
+    """(string, precedence)."""
+    p = lambda x, lvl: s if (s := _text(x))[1] >= lvl else ("(" + s[0] + ")", 5)  # noqa: E731
+    if isinstance(t, T.Var):
+        return t.name, 5
+    if isinstance(t, T.Num):
+        return _num(t.value), 5 if t.value >= 0 and t.value.denominator == 1 else 2
+    if isinstance(t, T.Const):
+        return t.name, 5
+    if isinstance(t, T.IntVal):
+        s = poly_str(t.poly)
+        return s, 5 if len(t.poly.terms) <= 1 and "*" not in s else 1
+    if isinstance(t, T.Named):
+        return t.name, 5
+    if isinstance(t, T.Index):
+        return f"{p(t.base, 5)[0]}[{', '.join(_idx(e) for e in t.idx)}]", 5
+    if isinstance(t, T.Lamda):
+        return f"Lamda[{', '.join(_rng(v) for v in t.idxs)}]({text(t.body)})", 5
+    if isinstance(t, T.Add):
+        out = text(t.terms[0]) if _text(t.terms[0])[1] > 1 else _text(t.terms[0])[0]
+        for a in t.terms[1:]:
+            neg, a2 = _split_coef(a)
+            out += (" - " if neg else " + ") + p(a2, 2 if neg else 1)[0]
+        return out, 1
+    if isinstance(t, T.Mul):
+        if isinstance(t.terms[0], T.Num) and t.terms[0].value == -1:
+            rest = t.terms[1:]
+            inner = rest[0] if len(rest) == 1 else T.Mul(rest)
+            return "-" + p(inner, 3)[0], 3
+        num = [a for a in t.terms if not (isinstance(a, T.Pow) and a.exponent < 0)]
+        den = [T.Pow(a.base, -a.exponent) if a.exponent != -1 else a.base
+               for a in t.terms if isinstance(a, T.Pow) and a.exponent < 0]
+        s = "*".join(p(a, 2)[0] for a in num) if num else "1"
+        if den:
+            s += "/" + ("*".join(p(a, 4)[0] for a in den) if len(den) == 1 else
+                        "(" + "*".join(p(a, 2)[0] for a in den) + ")")
+        return s, 2
+    if isinstance(t, T.Pow):
+        e = t.exponent
+        if e == Fraction(1, 2):
+            return f"sqrt({text(t.base)})", 5
+        if e == -1:
+            return f"1/{p(t.base, 4)[0]}", 2
+        if e == Fraction(-1, 2):
+            return f"1/sqrt({text(t.base)})", 2
+        es = _num(e)
+        return f"{p(t.base, 5)[0]}^{es if e.denominator == 1 and e >= 0 else '(' + es + ')'}", 4
+    if isinstance(t, T.Func):
+        return f"{t.fname}({', '.join(text(a) for a in t.operands)})", 5
+    if isinstance(t, T.Sum):
+        return f"Sum[{_rng(t.idx)}]({text(t.body)})", 5
+    if isinstance(t, T.ReduceMax):
+        return f"{t.kind}[{_rng(t.idx)}]({text(t.body)})", 5
+    if isinstance(t, T.Delta):
+        return f"delta({_idx(t.a)}, {_idx(t.b)})", 5
+    if isinstance(t, T.IntCond):
+        return f"[{_idx(t.a)} {t.rel} {_idx(t.b)}]", 5
+    if isinstance(t, T.RealCond):
+        return f"[{text(t.t)} {t.rel} 0]", 5
+    if isinstance(t, T.Apply):
+        return f"{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
+    if isinstance(t, T.Jacobian):
+        return f"J{t.argno}_{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
+    if isinstance(t, T.Deriv):
+        v = t.var.name + (f"[{', '.join(_idx(e) for e in t.idx)}]" if t.idx else "")
+        return f"d({text(t.body)})/d{v}", 5
+    return f"<{type(t).__name__}>", 5
+
+
+# -- LaTeX -------------------------------------------------------------------------------
+
+def _name(n: str) -> str:
+    greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eps", "lambda", "mu", "sigma", "tau", "theta", "pi"}
+    base, _, sub = n.partition("_")
+    b = ("\\" + ("varepsilon" if base == "eps" else base)) if base in greek else (
+        base if len(base) == 1 else r"\mathrm{" + base + "}")
+    return b + ("_{" + _name(sub) + "}" if sub else "")
+
+
+def _lpoly(p: Poly) -> str:
+    return poly_str(p).replace("*", " ")
+
+
+def latex(t: T.Term) -> str:
+    return _latex(t)[0]
+
+
+def _latex(t):
+    p = lambda x, lvl: s if (s := _latex(x))[1] >= lvl else (r"\left(" + s[0] + r"\right)", 5)  # noqa: E731
+    if isinstance(t, T.Var):
+        return _name(t.name), 5
+    if isinstance(t, T.Num):
+        v = t.value
+        if v.denominator == 1:
+            return str(v.numerator), 5 if v >= 0 else 2
+        return (("-" if v < 0 else "") + rf"\frac{{{abs(v.numerator)}}}{{{v.denominator}}}"), 2
+    if isinstance(t, T.Const):
+        return r"\pi", 5
+    if isinstance(t, T.IntVal):
+        return _lpoly(t.poly), 5 if len(t.poly.terms) <= 1 else 1
+    if isinstance(t, T.Named):
+        return _name(t.name), 5
+    if isinstance(t, T.Index):
+        return p(t.base, 5)[0] + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}", 5
+    if isinstance(t, T.Lamda):
+        rng = r",\, ".join(f"{_name(v.name)} < {_lpoly(v.size)}" for v in t.idxs)
+        return r"\left[" + latex(t.body) + r"\right]_{" + rng + "}", 5
+    if isinstance(t, T.Add):
+        out = _latex(t.terms[0])[0]
+        for a in t.terms[1:]:
+            neg, a2 = _split_coef(a)
+            out += (" - " if neg else " + ") + p(a2, 2 if neg else 1)[0]
+        return out, 1
+    if isinstance(t, T.Mul):
+        if isinstance(t.terms[0], T.Num) and t.terms[0].value == -1:
+            rest = t.terms[1:]
+            inner = rest[0] if len(rest) == 1 else T.Mul(rest)
+            return "-" + p(inner, 3)[0], 3
+        num = [a for a in t.terms if not (isinstance(a, T.Pow) and a.exponent < 0)]
+        den = [T.Pow(a.base, -a.exponent) if a.exponent != -1 else a.base
+               for a in t.terms if isinstance(a, T.Pow) and a.exponent < 0]
+        n = r" \, ".join(p(a, 2)[0] for a in num) if num else "1"
+        if den:
+            d = r" \, ".join(p(a, 2)[0] for a in den)
+            return rf"\frac{{{n}}}{{{d}}}", 2
+        return n, 2
+    if isinstance(t, T.Pow):
+        e = t.exponent
+        if e == Fraction(1, 2):
+            return rf"\sqrt{{{latex(t.base)}}}", 5
+        if e < 0:
+            return rf"\frac{{1}}{{{latex(T.Pow(t.base, -e))}}}", 2
+        es = str(e.numerator) if e.denominator == 1 else rf"{e.numerator}/{e.denominator}"
+        return p(t.base, 5)[0] + "^{" + es + "}", 4
+    if isinstance(t, T.Func):
+        op = {"exp": r"\exp", "log": r"\log", "tanh": r"\tanh", "erf": r"\operatorname{erf}"}.get(
+            t.fname, r"\operatorname{" + t.fname.replace("_", r"\_") + "}")
+        return op + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
+    if isinstance(t, T.Sum):
+        v = t.idx
+        return rf"\sum_{{{_name(v.name)}=0}}^{{{_lpoly(v.size - 1)}}} " + p(t.body, 2)[0], 1
+    if isinstance(t, T.ReduceMax):
+        v = t.idx
+        return rf"\{t.kind}_{{{_name(v.name)} < {_lpoly(v.size)}}} " + p(t.body, 2)[0], 1
+    if isinstance(t, T.Delta):
+        return rf"\delta_{{{_lpoly(t.a)}, {_lpoly(t.b)}}}", 5
+    if isinstance(t, T.IntCond):
+        rel = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}[t.rel]
+        return rf"\mathbb{{1}}\left[{_lpoly(t.a)} {rel} {_lpoly(t.b)}\right]", 5
+    if isinstance(t, T.RealCond):
+        rel = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}[t.rel]
+        return rf"\mathbb{{1}}\left[{latex(t.t)} {rel} 0\right]", 5
+    if isinstance(t, T.Apply):
+        return _name(t.fn.name) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
+    if isinstance(t, T.Jacobian):
+        return (rf"J^{{({t.argno})}}_{{{_name(t.fn.name)}}}\left(" + ", ".join(latex(a) for a in t.operands)
+                + r"\right)"), 5
+    if isinstance(t, T.Deriv):
+        v = _name(t.var.name) + ("_{" + ", ".join(_lpoly(e) for e in t.idx) + "}" if t.idx else "")
+        return rf"\frac{{\partial}}{{\partial {v}}} " + p(t.body, 5)[0], 2
+    return r"\mathrm{?}", 5

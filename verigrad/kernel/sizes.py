@@ -1,0 +1,424 @@
+"""Integer expressions: tensor sizes and index arithmetic (trusted).
+
+A size symbol ``n`` ranges over the integers ``>= lower`` (``lower >= 1``, so a size
+is always positive and may be raised to rational powers). An index variable ``i``
+ranges over ``[0, size)`` for a size expression ``size``. ``Poly`` is a polynomial
+with integer coefficients over these symbols and over floor divisions ``a // m``
+(``a % m`` is written ``a - m * (a // m)``, so floor division is the only operator).
+
+``nonneg`` is the arithmetic oracle of the whole kernel: it proves ``p >= 0`` for
+every value of the symbols in their ranges, or gives up. It is sound by construction:
+an index variable is replaced by the end of its range that makes ``p`` smallest (the
+coefficient's sign is proved first), and a size polynomial is shifted to its lower
+bounds and must then have only non-negative coefficients.
+"""
+from __future__ import annotations
+
+import itertools
+from math import gcd
+
+
+class KernelError(Exception):
+    """An ill-formed term or an illegal use of a kernel rule, naming the culprit."""
+
+
+_interned: dict = {}
+
+
+def _intern(cls, args):
+    key = (cls, args)
+    obj = _interned.get(key)
+    if obj is None:
+        obj = object.__new__(cls)
+        obj._args = args
+        obj._init(*args)
+        _interned[key] = obj
+    return obj
+
+
+class IntSym:
+    """An integer-valued symbol; hash-consed, so equality is identity."""
+    __slots__ = ("_args", "name", "skey", "__weakref__", "__dict__")
+
+    def __lt__(self, other):
+        return self.skey < other.skey
+
+    def __repr__(self):
+        return self.name
+
+
+class SizeSym(IntSym):
+    """A tensor size ``name >= lower`` (lower >= 1)."""
+
+    def __new__(cls, name: str, lower: int = 1):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise KernelError(f"size symbol name {name!r} is not an identifier")
+        if not isinstance(lower, int) or lower < 1:
+            raise KernelError(f"size symbol {name}: lower bound {lower!r} must be an integer >= 1")
+        return _intern(cls, (name, lower))
+
+    def _init(self, name, lower):
+        self.name, self.lower = name, lower
+        self.skey = f"s:{name}"
+
+
+class IndexVar(IntSym):
+    """An index ranging over ``[0, size)``. ``tag`` separates user indices (""),
+    canonical bound indices ("b") and fresh temporaries ("t")."""
+
+    def __new__(cls, name: str, size, tag: str = ""):
+        size = as_poly(size)
+        if size.index_atoms():
+            raise KernelError(f"index {name}: its range {size} must be a size expression, not depend on indices")
+        return _intern(cls, (name, size, tag))
+
+    def _init(self, name, size, tag):
+        self.name, self.size, self.tag = name, size, tag
+        self.skey = f"i{tag}:{name}<{size.skey}"
+
+
+_fresh_counter = itertools.count()
+
+
+def fresh_index(size, hint: str = "t") -> IndexVar:
+    """A new index variable, distinct from every index seen before."""
+    return IndexVar(f"{hint}_{next(_fresh_counter)}", size, "t")
+
+
+def bound_index(height: int, position: int, size) -> IndexVar:
+    """The canonical name of binder ``position`` of a sum of nesting height ``height``."""
+    return IndexVar(f"_{height}_{position}", size, "b")
+
+
+class FloorDiv(IntSym):
+    """``a // m`` for a positive size expression ``m``; built only by ``floordiv``."""
+
+    def __new__(cls, a, m):
+        return _intern(cls, (a, m))
+
+    def _init(self, a, m):
+        self.a, self.m = a, m
+        self.name = f"floor(({a})/({m}))"
+        self.skey = f"f:({a.skey})//({m.skey})"
+
+
+class Poly:
+    """A polynomial with integer coefficients over IntSyms; canonical and interned."""
+    __slots__ = ("_args", "terms", "skey", "_vars", "__weakref__")
+
+    def __new__(cls, terms: dict):
+        items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0),
+                             key=lambda mc: _mono_key(mc[0])))
+        return _intern(cls, items)
+
+    def _init(self, *items):
+        self.terms = dict(items)
+        self.skey = "+".join(f"{c}*{_mono_key(m)}" for m, c in items) or "0"
+        self._vars = None
+
+    # -- construction -------------------------------------------------------------
+    @staticmethod
+    def const(c: int) -> "Poly":
+        return Poly({(): c}) if c else ZERO
+
+    @staticmethod
+    def sym(s: IntSym) -> "Poly":
+        return Poly({((s, 1),): 1})
+
+    # -- queries ---------------------------------------------------------------------
+    def is_const(self) -> bool:
+        return all(m == () for m in self.terms)
+
+    def const_value(self) -> int:
+        return self.terms.get((), 0)
+
+    def symbols(self) -> frozenset:
+        """Every IntSym occurring, including those inside floor divisions."""
+        if self._vars is None:
+            out = set()
+            for m in self.terms:
+                for s, _ in m:
+                    out.add(s)
+                    if isinstance(s, FloorDiv):
+                        out |= s.a.symbols() | s.m.symbols()
+            self._vars = frozenset(out)
+        return self._vars
+
+    def index_atoms(self) -> frozenset:
+        return frozenset(s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv)))
+
+    def index_vars(self) -> frozenset:
+        return frozenset(s for s in self.symbols() if isinstance(s, IndexVar))
+
+    def top_atoms(self) -> set:
+        return {s for m in self.terms for s, _ in m}
+
+    # -- arithmetic ----------------------------------------------------------------
+    def __add__(self, other):
+        other = as_poly(other)
+        out = dict(self.terms)
+        for m, c in other.terms.items():
+            out[m] = out.get(m, 0) + c
+        return Poly(out)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Poly({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, other):
+        return self + (-as_poly(other))
+
+    def __rsub__(self, other):
+        return as_poly(other) - self
+
+    def __mul__(self, other):
+        other = as_poly(other)
+        out: dict = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = _mono_mul(m1, m2)
+                out[m] = out.get(m, 0) + c1 * c2
+        return Poly(out)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        return floordiv(self, as_poly(other))
+
+    def __mod__(self, other):
+        other = as_poly(other)
+        return self - other * floordiv(self, other)
+
+    def subst(self, mapping: dict) -> "Poly":
+        """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt)."""
+        if not mapping or not (self.symbols() & mapping.keys()):
+            return self
+        out = ZERO
+        for m, c in self.terms.items():
+            term = Poly.const(c)
+            for s, k in m:
+                if s in mapping:
+                    base = mapping[s]
+                elif isinstance(s, FloorDiv):
+                    base = floordiv(s.a.subst(mapping), s.m.subst(mapping))
+                else:
+                    base = Poly.sym(s)
+                for _ in range(k):
+                    term = term * base
+            out = out + term
+        return out
+
+    def linear_in(self, v: IntSym):
+        """``(a, b)`` with ``self == a*v + b`` and ``v`` in neither, or None."""
+        a, b = {}, {}
+        for m, c in self.terms.items():
+            powers = dict(m)
+            k = powers.get(v, 0)
+            if k == 0:
+                if any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in m):
+                    return None
+                b[m] = c
+            elif k == 1:
+                rest = tuple((s, e) for s, e in m if s is not v)
+                if any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in rest):
+                    return None
+                a[rest] = c
+            else:
+                return None
+        return Poly(a), Poly(b)
+
+    def content(self) -> int:
+        """The gcd of the non-constant coefficients (0 for a constant)."""
+        g = 0
+        for m, c in self.terms.items():
+            if m:
+                g = gcd(g, c)
+        return g
+
+    def evaluate(self, env: dict) -> int:
+        total = 0
+        for m, c in self.terms.items():
+            v = c
+            for s, k in m:
+                if isinstance(s, FloorDiv):
+                    val = s.a.evaluate(env) // s.m.evaluate(env)
+                else:
+                    try:
+                        val = env[s]
+                    except KeyError:
+                        raise KernelError(f"no value for {s.name}") from None
+                v *= val ** k
+            total += v
+        return total
+
+    def __repr__(self):
+        return poly_str(self)
+
+    def __lt__(self, other):
+        return self.skey < other.skey
+
+
+def _mono_key(m) -> str:
+    return ".".join(f"{s.skey}^{k}" for s, k in m)
+
+
+def _mono_mul(m1, m2):
+    if not m1:
+        return m2
+    if not m2:
+        return m1
+    d = dict(m1)
+    for s, k in m2:
+        d[s] = d.get(s, 0) + k
+    return tuple(sorted(d.items(), key=lambda sk: sk[0].skey))
+
+
+ZERO = Poly({})
+ONE = Poly.const(1)
+
+
+def as_poly(x) -> Poly:
+    if isinstance(x, Poly):
+        return x
+    if isinstance(x, bool):
+        raise KernelError(f"{x!r} is not an integer expression")
+    if isinstance(x, int):
+        return Poly.const(x)
+    if isinstance(x, IntSym):
+        return Poly.sym(x)
+    raise KernelError(f"{x!r} ({type(x).__name__}) is not an integer expression")
+
+
+def poly_str(p: Poly) -> str:
+    if not p.terms:
+        return "0"
+    parts = []
+    for m, c in sorted(p.terms.items(), key=lambda mc: (-len(mc[0]), _mono_key(mc[0]))):
+        body = "*".join(s.name if k == 1 else f"{s.name}^{k}" for s, k in m)
+        if not body:
+            parts.append(str(c))
+        elif c == 1:
+            parts.append(body)
+        elif c == -1:
+            parts.append("-" + body)
+        else:
+            parts.append(f"{c}*{body}")
+    out = parts[0]
+    for p_ in parts[1:]:
+        out += (" - " + p_[1:]) if p_.startswith("-") else (" + " + p_)
+    return out
+
+
+# -- the arithmetic oracle -----------------------------------------------------------
+
+def _range_of(s: IntSym):
+    """(low, high) inclusive bounds of an index atom as Polys, or None if unknown."""
+    if isinstance(s, IndexVar):
+        return ZERO, s.size - 1
+    if isinstance(s, FloorDiv):
+        if not nonneg(s.a):
+            return None
+        hi = upper_bound(s.a)
+        if hi is None:
+            return ZERO, None
+        q, r = divide_exact(hi + 1, s.m)
+        if r is not ZERO:
+            return ZERO, None
+        return ZERO, q - 1
+    return None
+
+
+def _bound(p: Poly, want_low: bool):
+    """A Poly free of index atoms bounding ``p`` from below (or above), or None."""
+    while True:
+        atoms = sorted(a for a in p.top_atoms() if isinstance(a, (IndexVar, FloorDiv)))
+        if not atoms:
+            return p
+        v = atoms[-1]
+        split = p.linear_in(v)
+        rng = _range_of(v)
+        if split is None or rng is None:
+            return None
+        a, b = split
+        lo, hi = rng
+        if nonneg(a):
+            pick = lo if want_low else hi
+        elif nonneg(-a):
+            pick = hi if want_low else lo
+        else:
+            return None
+        if pick is None:
+            return None
+        p = a * pick + b
+
+
+def upper_bound(p: Poly):
+    return _bound(p, want_low=False)
+
+
+def nonneg(p) -> bool:
+    """Proves ``p >= 0`` for all values of its symbols in their ranges (else False)."""
+    p = as_poly(p)
+    if p.is_const():
+        return p.const_value() >= 0
+    if p.index_atoms():
+        low = _bound(p, want_low=True)
+        return low is not None and nonneg(low)
+    # Only size symbols remain: shift each to its lower bound, n = lower + t, t >= 0.
+    shift = {s: Poly.sym(s) + s.lower for s in p.symbols() if isinstance(s, SizeSym)}
+    shifted = p.subst(shift)
+    return all(c >= 0 for c in shifted.terms.values())
+
+
+def positive(p) -> bool:
+    return nonneg(as_poly(p) - 1)
+
+
+def divide_exact(a: Poly, m: Poly):
+    """``(q, r)``: the part of ``a`` divisible by ``m`` term by term (``a = m*q + r``).
+
+    ``m`` must be a positive integer or a single monomial with coefficient 1."""
+    if m.is_const():
+        k = m.const_value()
+        q = {mono: c // k for mono, c in a.terms.items() if c % k == 0}
+        r = {mono: c for mono, c in a.terms.items() if c % k != 0}
+        return Poly(q), Poly(r)
+    if len(m.terms) != 1:
+        return ZERO, a
+    (mm, mc), = m.terms.items()
+    if mc != 1:
+        return ZERO, a
+    need = dict(mm)
+    q, r = {}, {}
+    for mono, c in a.terms.items():
+        have = dict(mono)
+        if all(have.get(s, 0) >= k for s, k in need.items()):
+            rest = {s: k - need.get(s, 0) for s, k in have.items()}
+            q[tuple(sorted(((s, k) for s, k in rest.items() if k), key=lambda sk: sk[0].skey))] = c
+        else:
+            r[mono] = c
+    return Poly(q), Poly(r)
+
+
+def floordiv(a: Poly, m: Poly) -> Poly:
+    """``a // m`` for a provably positive ``m``, simplified where that is provable:
+    ``(m*q + r) // m == q`` when ``0 <= r < m``."""
+    a, m = as_poly(a), as_poly(m)
+    if not positive(m):
+        raise KernelError(f"floor division by {m}, which is not provably >= 1")
+    if m is ONE:
+        return a
+    if a.is_const() and m.is_const():
+        return Poly.const(a.const_value() // m.const_value())
+    q, r = divide_exact(a, m)
+    if q is not ZERO:
+        # Shift the remainder into [0, m) when it is a constant.
+        if r.is_const() and m.is_const():
+            return q + Poly.const(r.const_value() // m.const_value())
+        if nonneg(r) and nonneg(m - 1 - r):
+            return q
+        return q + floordiv(r, m) if r is not ZERO else q
+    if nonneg(a) and nonneg(m - 1 - a):
+        return ZERO
+    return Poly.sym(FloorDiv(a, m))

@@ -1,0 +1,721 @@
+"""Terms over real tensors with symbolic sizes (trusted).
+
+Every term has a ``shape`` (a tuple of size ``Poly``s; ``()`` for a scalar) and is
+hash-consed: building the same term twice gives the same object, so equality is
+identity and shared subterms cost nothing. Constructors check shapes and index
+ranges and raise ``KernelError`` naming the offending subterm.
+
+Arithmetic (``+ * ** exp ...``) is element-wise on equal shapes, a scalar operand
+broadcasting. ``Index(x, e)`` requires each index provably inside its axis;
+``Index(x, e, total=True)`` may fall outside and then reads 0 (padding, shifts).
+``Sum``, ``Lamda`` and ``ReduceMax`` bind an index variable.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .sizes import (ONE, ZERO, FloorDiv, IndexVar, IntSym, KernelError, Poly, SizeSym,
+                    as_poly, fresh_index, nonneg, poly_str)
+
+_interned: dict = {}
+
+ELEMENTARY = ("exp", "log", "tanh", "erf")
+FACTS = ("positive", "nonneg", "nonzero")
+
+
+def _shape_str(shape) -> str:
+    return "(" + ", ".join(poly_str(s) for s in shape) + ")"
+
+
+class Term:
+    """Base class of all terms. Subclasses set ``shape``, ``skey``, ``free_idx`` (free
+    index variables) and ``atoms`` (variables and function symbols occurring)."""
+
+    __slots__ = ("_args", "shape", "skey", "free_idx", "atoms", "sizes", "__weakref__", "__dict__")
+
+    def __new__(cls, *args, **kw):
+        args = cls._canon(*args, **kw)
+        key = (cls, args)
+        obj = _interned.get(key)
+        if obj is None:
+            obj = object.__new__(cls)
+            obj._args = args
+            obj._build(*args)
+            sizes: set = set()
+            _sizes_in(args, sizes)
+            _sizes_in(obj.shape, sizes)
+            obj.sizes = frozenset(sizes)
+            _interned[key] = obj
+        return obj
+
+    @classmethod
+    def _canon(cls, *args):
+        return args
+
+    def _set(self, shape, skey, free_idx, atoms):
+        self.shape, self.skey, self.free_idx, self.atoms = tuple(shape), skey, frozenset(free_idx), frozenset(atoms)
+
+    def __reduce__(self):
+        return (type(self), self._args)
+
+    def __lt__(self, other):
+        return self.skey < other.skey
+
+    def __repr__(self):
+        from .printing import text
+        return text(self)
+
+    # -- operator sugar; each maps one-to-one onto a constructor --------------------
+    def __add__(self, o):
+        return Add((self, as_term(o)))
+
+    def __radd__(self, o):
+        return Add((as_term(o), self))
+
+    def __neg__(self):
+        return Mul((Num(-1), self))
+
+    def __sub__(self, o):
+        return Add((self, -as_term(o)))
+
+    def __rsub__(self, o):
+        return Add((as_term(o), -self))
+
+    def __mul__(self, o):
+        return Mul((self, as_term(o)))
+
+    def __rmul__(self, o):
+        return Mul((as_term(o), self))
+
+    def __truediv__(self, o):
+        return Mul((self, Pow(as_term(o), -1)))
+
+    def __rtruediv__(self, o):
+        return Mul((as_term(o), Pow(self, -1)))
+
+    def __pow__(self, e):
+        return Pow(self, e)
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        return Index(self, idx)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def as_term(x) -> Term:
+    if isinstance(x, Term):
+        return x
+    if isinstance(x, bool):
+        raise KernelError(f"{x!r} is not a real term")
+    if isinstance(x, (int, Fraction)):
+        return Num(x)
+    if isinstance(x, float):
+        return Num(Fraction(x))
+    if isinstance(x, (Poly, IntSym)):
+        return IntVal(x)
+    raise KernelError(f"{x!r} ({type(x).__name__}) is not a term")
+
+
+def _check_index(e: Poly, size: Poly, where: str):
+    if not (nonneg(e) and nonneg(size - 1 - e)):
+        raise KernelError(f"index {poly_str(e)} is not provably inside [0, {poly_str(size)}) in {where}")
+
+
+def _union(sets):
+    out = set()
+    for s in sets:
+        out |= s
+    return out
+
+
+# -- leaves ------------------------------------------------------------------------------
+
+class Var(Term):
+    """A tensor (or scalar, shape ``()``) variable with optional entrywise facts."""
+
+    @classmethod
+    def _canon(cls, name, shape=(), facts=()):
+        if not isinstance(name, str) or not name:
+            raise KernelError(f"variable name {name!r} must be a non-empty string")
+        shape = tuple(as_poly(s) for s in shape)
+        for s in shape:
+            if s.index_atoms():
+                raise KernelError(f"variable {name}: size {s} depends on an index")
+            if not nonneg(s - 1):
+                raise KernelError(f"variable {name}: size {s} is not provably >= 1")
+        facts = frozenset(facts)
+        bad = facts - set(FACTS)
+        if bad:
+            raise KernelError(f"variable {name}: unknown facts {sorted(bad)} (known: {', '.join(FACTS)})")
+        if "positive" in facts:
+            facts |= {"nonneg", "nonzero"}
+        return name, shape, tuple(sorted(facts))
+
+    def _build(self, name, shape, facts):
+        self.name, self.facts = name, frozenset(facts)
+        sk = f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else "")
+        self._set(shape, sk, (), (self,))
+
+
+class Num(Term):
+    """A rational constant."""
+
+    @classmethod
+    def _canon(cls, value):
+        if isinstance(value, float):
+            value = Fraction(value)
+        if not isinstance(value, (int, Fraction)) or isinstance(value, bool):
+            raise KernelError(f"{value!r} is not a rational number")
+        return (Fraction(value),)
+
+    def _build(self, value):
+        self.value = value
+        self._set((), f"N:{value}", (), ())
+
+
+class Const(Term):
+    """A named real constant: ``pi`` (positive)."""
+
+    @classmethod
+    def _canon(cls, name):
+        if name != "pi":
+            raise KernelError(f"unknown constant {name!r}")
+        return (name,)
+
+    def _build(self, name):
+        self.name = name
+        self._set((), f"C:{name}", (), ())
+
+
+class IntVal(Term):
+    """An integer expression (sizes, indices) read as a real scalar."""
+
+    @classmethod
+    def _canon(cls, p):
+        return (as_poly(p),)
+
+    def _build(self, p):
+        self.poly = p
+        self._set((), f"I:{p.skey}", p.index_vars(), ())
+
+
+# -- structure ---------------------------------------------------------------------------
+
+class Index(Term):
+    """``base[e1, ..., ek]``: the first k axes indexed. ``total`` allows indices outside
+    the axis, which read as 0."""
+
+    @classmethod
+    def _canon(cls, base, idx, total=False):
+        base = as_term(base)
+        idx = tuple(as_poly(e) for e in idx)
+        if len(idx) > len(base.shape):
+            raise KernelError(f"{len(idx)} indices for the rank-{len(base.shape)} term {base!r}")
+        if not total:
+            for e, s in zip(idx, base.shape):
+                _check_index(e, s, repr(base))
+        return base, idx, bool(total)
+
+    def _build(self, base, idx, total):
+        self.base, self.idx, self.total = base, idx, total
+        sk = f"X{'t' if total else ''}({base.skey})[{','.join(e.skey for e in idx)}]"
+        free = set(base.free_idx)
+        for e in idx:
+            free |= e.index_vars()
+        self._set(base.shape[len(idx):], sk, free, base.atoms)
+
+
+class Lamda(Term):
+    """``Lamda[i, j](body)``: the tensor whose ``[i, j]`` entry is ``body``."""
+
+    @classmethod
+    def _canon(cls, idxs, body):
+        idxs = tuple(idxs)
+        if not idxs:
+            raise KernelError("Lamda needs at least one index")
+        for v in idxs:
+            if not isinstance(v, IndexVar):
+                raise KernelError(f"Lamda binds {v!r}, which is not an index variable")
+        if len(set(idxs)) != len(idxs):
+            raise KernelError(f"Lamda binds the same index twice: {idxs}")
+        return idxs, as_term(body)
+
+    def _build(self, idxs, body):
+        self.idxs, self.body = idxs, body
+        sk = f"L[{','.join(v.skey for v in idxs)}]({body.skey})"
+        self._set(tuple(v.size for v in idxs) + body.shape, sk, body.free_idx - set(idxs), body.atoms)
+
+
+def _broadcast(args, what):
+    shapes = {a.shape for a in args if a.shape != ()}
+    if len(shapes) > 1:
+        raise KernelError(f"{what} of terms with different shapes "
+                          f"{', '.join(_shape_str(s) for s in sorted(shapes, key=str))}: "
+                          + ", ".join(repr(a) for a in args))
+    return shapes.pop() if shapes else ()
+
+
+class Add(Term):
+    """Element-wise sum of terms of one shape (scalars broadcast)."""
+
+    @classmethod
+    def _canon(cls, args):
+        args = tuple(as_term(a) for a in args)
+        if len(args) < 2:
+            raise KernelError("Add needs at least two terms")
+        return (args,)
+
+    def _build(self, args):
+        self.terms = args
+        shape = _broadcast(args, "sum")
+        self._set(shape, "A(" + ",".join(a.skey for a in args) + ")",
+                  _union(a.free_idx for a in args), _union(a.atoms for a in args))
+
+
+class Mul(Term):
+    """Element-wise product of terms of one shape (scalars broadcast)."""
+
+    @classmethod
+    def _canon(cls, args):
+        args = tuple(as_term(a) for a in args)
+        if len(args) < 2:
+            raise KernelError("Mul needs at least two terms")
+        return (args,)
+
+    def _build(self, args):
+        self.terms = args
+        shape = _broadcast(args, "product")
+        self._set(shape, "M(" + ",".join(a.skey for a in args) + ")",
+                  _union(a.free_idx for a in args), _union(a.atoms for a in args))
+
+
+class Pow(Term):
+    """Element-wise ``base ** exponent`` for a rational exponent."""
+
+    @classmethod
+    def _canon(cls, base, exponent):
+        if isinstance(exponent, float):
+            exponent = Fraction(exponent)
+        if not isinstance(exponent, (int, Fraction)) or isinstance(exponent, bool):
+            raise KernelError(f"exponent {exponent!r} of {base!r} must be rational")
+        return as_term(base), Fraction(exponent)
+
+    def _build(self, base, exponent):
+        self.base, self.exponent = base, exponent
+        self._set(base.shape, f"P({base.skey})^{exponent}", base.free_idx, base.atoms)
+
+
+class ScalarFn:
+    """An opaque differentiable function of ``arity`` reals, declared by the user."""
+
+    def __new__(cls, name: str, arity: int = 1):
+        key = ("ScalarFn", name, arity)
+        obj = _interned.get(key)
+        if obj is None:
+            if not name.isidentifier() or name in ELEMENTARY:
+                raise KernelError(f"{name!r} cannot name an opaque function")
+            obj = object.__new__(cls)
+            obj.name, obj.arity, obj.skey = name, arity, f"F:{name}/{arity}"
+            _interned[key] = obj
+        return obj
+
+    def __call__(self, *args):
+        return Func(self, tuple(args))
+
+    def __repr__(self):
+        return self.name
+
+    def __lt__(self, other):
+        return self.skey < other.skey
+
+
+class Func(Term):
+    """Element-wise ``exp log tanh erf`` or an opaque ``ScalarFn``."""
+
+    @classmethod
+    def _canon(cls, fn, args):
+        args = tuple(as_term(a) for a in args)
+        if isinstance(fn, str):
+            if fn not in ELEMENTARY:
+                raise KernelError(f"unknown function {fn!r} (known: {', '.join(ELEMENTARY)})")
+            if len(args) != 1:
+                raise KernelError(f"{fn} takes one argument, got {len(args)}")
+        elif isinstance(fn, ScalarFn):
+            if len(args) != fn.arity:
+                raise KernelError(f"{fn.name} takes {fn.arity} arguments, got {len(args)}")
+        else:
+            raise KernelError(f"{fn!r} is not a function")
+        return fn, args
+
+    def _build(self, fn, args):
+        self.fn, self.operands = fn, args
+        self.fname = fn if isinstance(fn, str) else fn.name
+        shape = _broadcast(args, f"arguments of {self.fname}")
+        atoms = _union(a.atoms for a in args) | ({fn} if isinstance(fn, ScalarFn) else set())
+        key = fn if isinstance(fn, str) else fn.skey
+        self._set(shape, f"F{key}(" + ",".join(a.skey for a in args) + ")", _union(a.free_idx for a in args), atoms)
+
+
+class Sum(Term):
+    """``Sum[i](body)``: the sum of ``body`` over ``i`` in ``[0, i.size)``."""
+
+    @classmethod
+    def _canon(cls, idx, body):
+        if not isinstance(idx, IndexVar):
+            raise KernelError(f"Sum binds {idx!r}, which is not an index variable")
+        return idx, as_term(body)
+
+    def _build(self, idx, body):
+        self.idx, self.body = idx, body
+        self._set(body.shape, f"S[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+
+
+class ReduceMax(Term):
+    """``max`` (or ``min``) of ``body`` over ``i`` in ``[0, i.size)``; the range must be
+    non-empty. Not differentiable in the kernel: it must cancel before a derivative."""
+
+    @classmethod
+    def _canon(cls, idx, body, kind="max"):
+        if not isinstance(idx, IndexVar):
+            raise KernelError(f"ReduceMax binds {idx!r}, which is not an index variable")
+        if kind not in ("max", "min"):
+            raise KernelError(f"ReduceMax kind {kind!r} must be 'max' or 'min'")
+        body = as_term(body)
+        if body.shape != ():
+            raise KernelError(f"ReduceMax of the non-scalar {body!r}")
+        return idx, body, kind
+
+    def _build(self, idx, body, kind):
+        self.idx, self.body, self.kind = idx, body, kind
+        self._set((), f"R{kind}[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+
+
+class Delta(Term):
+    """Kronecker delta ``[a == b]`` of two integer expressions."""
+
+    @classmethod
+    def _canon(cls, a, b):
+        return as_poly(a), as_poly(b)
+
+    def _build(self, a, b):
+        self.a, self.b = a, b
+        self._set((), f"D({a.skey},{b.skey})", a.index_vars() | b.index_vars(), ())
+
+
+_INT_RELS = ("<", "<=", ">", ">=")
+
+
+class IntCond(Term):
+    """Indicator ``[a rel b]`` of integer expressions, rel one of ``< <= > >=``."""
+
+    @classmethod
+    def _canon(cls, a, rel, b):
+        if rel not in _INT_RELS:
+            raise KernelError(f"unknown relation {rel!r} (known: {' '.join(_INT_RELS)})")
+        return as_poly(a), rel, as_poly(b)
+
+    def _build(self, a, rel, b):
+        self.a, self.rel, self.b = a, rel, b
+        self._set((), f"C({a.skey}{rel}{b.skey})", a.index_vars() | b.index_vars(), ())
+
+
+class RealCond(Term):
+    """Element-wise indicator ``[t rel 0]`` of a real term, rel one of ``> >= < <=``.
+    Its derivative is 0 off the kink ``t == 0``, which every derivative records."""
+
+    @classmethod
+    def _canon(cls, t, rel):
+        if rel not in _INT_RELS:
+            raise KernelError(f"unknown relation {rel!r} (known: {' '.join(_INT_RELS)})")
+        return as_term(t), rel
+
+    def _build(self, t, rel):
+        self.t, self.rel = t, rel
+        self._set(t.shape, f"Q({t.skey}{rel}0)", t.free_idx, t.atoms)
+
+
+class TensorFn:
+    """An opaque differentiable tensor function with declared argument and result
+    shapes (a branch of a network whose only known property is its declared VJP)."""
+
+    def __new__(cls, name: str, arg_shapes, out_shape):
+        arg_shapes = tuple(tuple(as_poly(s) for s in sh) for sh in arg_shapes)
+        out_shape = tuple(as_poly(s) for s in out_shape)
+        key = ("TensorFn", name, arg_shapes, out_shape)
+        obj = _interned.get(key)
+        if obj is None:
+            if not name.isidentifier():
+                raise KernelError(f"{name!r} cannot name a tensor function")
+            obj = object.__new__(cls)
+            obj.name, obj.arg_shapes, obj.out_shape = name, arg_shapes, out_shape
+            obj.skey = f"T:{name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes) \
+                       + "->" + ".".join(s.skey for s in out_shape)
+            _interned[key] = obj
+        return obj
+
+    def __call__(self, *args):
+        return Apply(self, tuple(args))
+
+    def __repr__(self):
+        return self.name
+
+    def __lt__(self, other):
+        return self.skey < other.skey
+
+
+class Apply(Term):
+    """``f(x1, ..., xk)`` for an opaque ``TensorFn``."""
+
+    @classmethod
+    def _canon(cls, fn, args):
+        if not isinstance(fn, TensorFn):
+            raise KernelError(f"{fn!r} is not a tensor function")
+        args = tuple(as_term(a) for a in args)
+        if len(args) != len(fn.arg_shapes):
+            raise KernelError(f"{fn.name} takes {len(fn.arg_shapes)} arguments, got {len(args)}")
+        for k, (a, sh) in enumerate(zip(args, fn.arg_shapes)):
+            if a.shape != sh:
+                raise KernelError(f"argument {k} of {fn.name} has shape {_shape_str(a.shape)}, "
+                                  f"expected {_shape_str(sh)}: {a!r}")
+        return fn, args
+
+    def _build(self, fn, args):
+        self.fn, self.operands = fn, args
+        self._set(fn.out_shape, f"Ap{fn.skey}(" + ",".join(a.skey for a in args) + ")",
+                  _union(a.free_idx for a in args), _union(a.atoms for a in args) | {fn})
+
+
+class Deriv(Term):
+    """``d body / d var[idx]``: the partial derivative of a scalar term with respect
+    to one entry of a variable."""
+
+    @classmethod
+    def _canon(cls, body, var, idx=()):
+        body = as_term(body)
+        if body.shape != ():
+            raise KernelError(f"derivative of the non-scalar {body!r}")
+        if not isinstance(var, Var):
+            raise KernelError(f"derivative with respect to {var!r}, which is not a variable")
+        idx = tuple(as_poly(e) for e in idx)
+        if len(idx) != len(var.shape):
+            raise KernelError(f"derivative with respect to {var.name} needs {len(var.shape)} indices, got {len(idx)}")
+        for e, s in zip(idx, var.shape):
+            _check_index(e, s, var.name)
+        return body, var, idx
+
+    def _build(self, body, var, idx):
+        self.body, self.var, self.idx = body, var, idx
+        free = set(body.free_idx)
+        for e in idx:
+            free |= e.index_vars()
+        self._set((), f"d({body.skey})/d{var.skey}[{','.join(e.skey for e in idx)}]", free, body.atoms | {var})
+
+
+class Named(Term):
+    """A defined constant: ``name`` displayed, ``body`` meant. Definitions are
+    transparent to the decision procedure, so a definition can never be misused."""
+
+    @classmethod
+    def _canon(cls, name, body):
+        if not isinstance(name, str) or not name:
+            raise KernelError(f"definition name {name!r} must be a non-empty string")
+        return name, as_term(body)
+
+    def _build(self, name, body):
+        self.name, self.body = name, body
+        self._set(body.shape, f"Nm:{name}({body.skey})", body.free_idx, body.atoms)
+
+
+class Jacobian(Term):
+    """``J[I, K] = d f(args)[I] / d args[argno][K]`` for an opaque TensorFn ``f``."""
+
+    @classmethod
+    def _canon(cls, fn, argno, args):
+        app = Apply(fn, args)
+        if not (isinstance(argno, int) and 0 <= argno < len(app.operands)):
+            raise KernelError(f"{fn.name} has no argument {argno!r}")
+        return fn, argno, app.operands
+
+    def _build(self, fn, argno, args):
+        self.fn, self.argno, self.operands = fn, argno, args
+        self._set(fn.out_shape + fn.arg_shapes[argno],
+                  f"J{argno}{fn.skey}(" + ",".join(a.skey for a in args) + ")",
+                  _union(a.free_idx for a in args), _union(a.atoms for a in args) | {fn})
+
+
+# -- substitution ------------------------------------------------------------------------
+
+class FnLam:
+    """``lambda x1..xk: body``: what an opaque TensorFn may be instantiated with."""
+
+    def __init__(self, params, body):
+        self.params, self.body = tuple(params), as_term(body)
+        for p in self.params:
+            if not isinstance(p, Var):
+                raise KernelError(f"function parameter {p!r} is not a variable")
+
+
+def subst(t: Term, mapping: dict) -> Term:
+    """Capture-avoiding simultaneous substitution in a term.
+
+    Keys: ``Var`` -> Term of the same shape (after size substitution), ``SizeSym`` or
+    ``IndexVar`` -> Poly, ``TensorFn`` -> ``FnLam``. Bound indices are renamed when a
+    substituted value mentions them or their range changes."""
+    if not mapping:
+        return t
+    ints = {k: as_poly(v) for k, v in mapping.items() if isinstance(k, IntSym)}
+    return _Subst(mapping, ints).go(t)
+
+
+class _Subst:
+    def __init__(self, mapping, ints):
+        self.mapping, self.ints = mapping, ints
+        self.cache: dict = {}
+        captured = set()
+        for v in mapping.values():
+            if isinstance(v, Term):
+                captured |= v.free_idx
+            elif isinstance(v, Poly):
+                captured |= v.index_vars()
+            elif isinstance(v, FnLam):
+                captured |= v.body.free_idx
+        self.captured = captured
+        self.sizes = {k for k in ints if isinstance(k, SizeSym)}
+
+    def poly(self, p: Poly) -> Poly:
+        return p.subst(self.ints)
+
+    def binder(self, v: IndexVar):
+        """A replacement for the bound index ``v`` and the extended substitution."""
+        size = self.poly(v.size)
+        if v in self.captured or size is not v.size:
+            w = fresh_index(size, v.name)
+            inner = _Subst(self.mapping, {**self.ints, v: Poly.sym(w)})
+            inner.captured = self.captured
+            return w, inner
+        if v in self.ints:  # a bound index shadows a substituted free one of that name
+            inner = _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v})
+            inner.captured = self.captured
+            return v, inner
+        return v, self
+
+    def go(self, t: Term) -> Term:
+        if not (t.atoms & self.mapping.keys()) and not self._touches_ints(t):
+            return t
+        hit = self.cache.get(t)
+        if hit is not None:
+            return hit
+        out = self._go(t)
+        self.cache[t] = out
+        return out
+
+    def _touches_ints(self, t: Term) -> bool:
+        if not self.ints:
+            return False
+        if t.free_idx & self.ints.keys():
+            return True
+        return bool(self.sizes & t.sizes)
+
+    def _go(self, t: Term) -> Term:
+        g = self.go
+        if isinstance(t, Var):
+            if t in self.mapping:
+                new = as_term(self.mapping[t])
+                want = tuple(self.poly(s) for s in t.shape)
+                if new.shape != want:
+                    raise KernelError(f"{t.name} of shape {_shape_str(want)} replaced by {new!r} "
+                                      f"of shape {_shape_str(new.shape)}")
+                return new
+            return Var(t.name, [self.poly(s) for s in t.shape], t.facts)
+        if isinstance(t, (Num, Const)):
+            return t
+        if isinstance(t, IntVal):
+            return IntVal(self.poly(t.poly))
+        if isinstance(t, Index):
+            return Index(g(t.base), [self.poly(e) for e in t.idx], t.total)
+        if isinstance(t, (Lamda,)):
+            inner, vs = self, []
+            for v in t.idxs:
+                w, inner = inner.binder(v)
+                vs.append(w)
+            return Lamda(vs, inner.go(t.body))
+        if isinstance(t, Sum):
+            w, inner = self.binder(t.idx)
+            return Sum(w, inner.go(t.body))
+        if isinstance(t, ReduceMax):
+            w, inner = self.binder(t.idx)
+            return ReduceMax(w, inner.go(t.body), t.kind)
+        if isinstance(t, Add):
+            return Add(tuple(g(a) for a in t.terms))
+        if isinstance(t, Mul):
+            return Mul(tuple(g(a) for a in t.terms))
+        if isinstance(t, Pow):
+            return Pow(g(t.base), t.exponent)
+        if isinstance(t, Func):
+            return Func(t.fn, tuple(g(a) for a in t.operands))
+        if isinstance(t, Delta):
+            return Delta(self.poly(t.a), self.poly(t.b))
+        if isinstance(t, IntCond):
+            return IntCond(self.poly(t.a), t.rel, self.poly(t.b))
+        if isinstance(t, RealCond):
+            return RealCond(g(t.t), t.rel)
+        if isinstance(t, Apply):
+            args = tuple(g(a) for a in t.operands)
+            lam = self.mapping.get(t.fn)
+            if lam is None:
+                fn = t.fn
+                if self.sizes:
+                    fn = TensorFn(fn.name, [[self.poly(s) for s in sh] for sh in fn.arg_shapes],
+                                  [self.poly(s) for s in fn.out_shape])
+                return Apply(fn, args)
+            if len(lam.params) != len(args):
+                raise KernelError(f"{t.fn.name} replaced by a function of {len(lam.params)} parameters")
+            return subst(lam.body, dict(zip(lam.params, args)))
+        if isinstance(t, Named):
+            return Named(t.name, g(t.body))
+        if isinstance(t, Jacobian):
+            if t.fn in self.mapping:
+                raise KernelError(f"cannot instantiate {t.fn.name} inside its Jacobian")
+            fn = t.fn
+            if self.sizes:
+                fn = TensorFn(fn.name, [[self.poly(s) for s in sh] for sh in fn.arg_shapes],
+                              [self.poly(s) for s in fn.out_shape])
+            return Jacobian(fn, t.argno, tuple(g(a) for a in t.operands))
+        if isinstance(t, Deriv):
+            var = g(t.var)
+            if not isinstance(var, Var):
+                raise KernelError(f"cannot substitute {var!r} for the variable of a derivative")
+            return Deriv(g(t.body), var, [self.poly(e) for e in t.idx])
+        raise KernelError(f"cannot substitute in {type(t).__name__}")
+
+
+def _sizes_in(x, out: set):
+    """Collect the size symbols of a constructor argument (one level: subterms carry
+    their own ``sizes``)."""
+    if isinstance(x, Term):
+        out |= x.sizes
+    elif isinstance(x, Poly):
+        out |= {s for s in x.symbols() if isinstance(s, SizeSym)}
+    elif isinstance(x, IndexVar):
+        _sizes_in(x.size, out)
+    elif isinstance(x, TensorFn):
+        for sh in x.arg_shapes + (x.out_shape,):
+            for s in sh:
+                _sizes_in(s, out)
+    elif isinstance(x, tuple):
+        for y in x:
+            _sizes_in(y, out)
+
+
+def sizes_of(t: Term) -> frozenset:
+    """The size symbols a term's shapes, ranges and indices mention."""
+    return t.sizes
+
+
+__all__ = ["Term", "Var", "Num", "Const", "IntVal", "Index", "Lamda", "Add", "Mul", "Pow",
+           "Func", "ScalarFn", "Sum", "ReduceMax", "Delta", "IntCond", "RealCond", "TensorFn",
+           "Apply", "Deriv", "Named", "Jacobian", "FnLam", "subst", "as_term", "sizes_of", "ONE", "ZERO", "FloorDiv"]

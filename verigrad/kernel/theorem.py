@@ -1,0 +1,388 @@
+"""Theorems and the rules that alone can make them (trusted; the LCF discipline).
+
+A ``Theorem`` states ``hyps |- lhs = rhs`` under side conditions ``conds``: for every
+value of its free variables (sizes >= their lower bounds, indices in their ranges,
+scalars with their facts) at which every hypothesis holds and every condition holds
+(each condition universally over its indices), ``lhs`` and ``rhs`` are equal.
+
+Only the functions of this module construct theorems: ``Theorem.__init__`` demands a
+token private to it. Tactics outside the kernel propose terms; these rules check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import terms as T
+from .axioms import AXIOMS
+from .normal import NF, Normalizer, NotDifferentiable
+from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg
+
+_TOKEN = object()
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A side condition: ``term != 0`` ('nonzero', 'offkink'), ``term > 0`` ('positive') or
+    ``term`` differentiable ('smooth'), for every value of the index variables in it."""
+    kind: str
+    term: T.Term
+
+    def __str__(self):
+        if self.kind == "smooth":
+            return f"{self.term!r} is differentiable"
+        rel = ">" if self.kind == "positive" else "!="
+        note = " (off the kink)" if self.kind == "offkink" else ""
+        return f"{self.term!r} {rel} 0{note}"
+
+
+class Theorem:
+    """``hyps |- lhs = rhs`` (under ``conds``), made only by kernel rules."""
+    __slots__ = ("hyps", "conds", "lhs", "rhs", "rule", "parents", "used")
+
+    def __init__(self, token, hyps, conds, lhs, rhs, rule, parents=(), used=()):
+        if token is not _TOKEN:
+            raise KernelError("theorems are made only by the kernel's rules")
+        if lhs.shape != rhs.shape:
+            raise KernelError(f"internal: equation between shapes {lhs.shape} and {rhs.shape}")
+        object.__setattr__(self, "hyps", frozenset(hyps))
+        object.__setattr__(self, "conds", frozenset(conds))
+        object.__setattr__(self, "lhs", lhs)
+        object.__setattr__(self, "rhs", rhs)
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "parents", tuple(parents))
+        object.__setattr__(self, "used", frozenset(used))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("theorems are immutable")
+
+    def axioms(self) -> list[str]:
+        """Every axiom this theorem rests on, transitively, sorted by name."""
+        seen, out, stack = set(), set(), [self]
+        while stack:
+            th = stack.pop()
+            if id(th) in seen:
+                continue
+            seen.add(id(th))
+            out |= th.used
+            stack.extend(th.parents)
+        return sorted(out)
+
+    def statement(self) -> str:
+        from .printing import text
+        hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
+        body = f"{text(self.lhs)} = {text(self.rhs)}"
+        out = (hyp + " |- " if hyp else "|- ") + body
+        if self.conds:
+            out += "   [where " + "; ".join(sorted(str(c) for c in self.conds)) + "]"
+        return out
+
+    def latex(self) -> str:
+        from .printing import latex
+        body = f"{latex(self.lhs)} = {latex(self.rhs)}"
+        hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
+        return (hyp + r" \vdash " if hyp else r"\vdash ") + body
+
+    def __repr__(self):
+        return f"<Theorem {self.statement()}>"
+
+
+def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
+    for name in used:
+        if name not in AXIOMS:
+            raise KernelError(f"internal: unregistered axiom {name!r}")
+    return Theorem(_TOKEN, hyps, conds, lhs, rhs, rule, parents, used)
+
+
+def _hyps(*ths):
+    out = set()
+    for th in ths:
+        out |= th.hyps
+    return out
+
+
+def _conds(*ths):
+    out = set()
+    for th in ths:
+        out |= th.conds
+    return out
+
+
+# -- primitive rules -----------------------------------------------------------------
+
+def refl(t: T.Term) -> Theorem:
+    """``|- t = t``."""
+    return _make((), (), t, t, "refl")
+
+
+def assume(lhs: T.Term, rhs: T.Term) -> Theorem:
+    """``lhs = rhs |- lhs = rhs``."""
+    if lhs.shape != rhs.shape:
+        raise KernelError(f"cannot assume an equation between shapes {lhs.shape} and {rhs.shape}")
+    return _make({(lhs, rhs)}, (), lhs, rhs, "assume")
+
+
+def symm(th: Theorem) -> Theorem:
+    """From ``a = b`` infer ``b = a``."""
+    return _make(th.hyps, th.conds, th.rhs, th.lhs, "symm", (th,))
+
+
+def trans(th1: Theorem, th2: Theorem) -> Theorem:
+    """From ``a = b`` and ``b = c`` infer ``a = c``."""
+    if th1.rhs is not th2.lhs:
+        raise KernelError(f"trans: {th1.rhs!r} is not {th2.lhs!r}")
+    return _make(_hyps(th1, th2), _conds(th1, th2), th1.lhs, th2.rhs, "trans", (th1, th2))
+
+
+def index(th: Theorem, idx) -> Theorem:
+    """From ``A = B`` infer ``A[idx] = B[idx]`` (congruence under indexing)."""
+    return _make(th.hyps, th.conds, T.Index(th.lhs, tuple(idx)), T.Index(th.rhs, tuple(idx)),
+                 "index", (th,), {"congruence"})
+
+
+def abstract(th: Theorem, idxs) -> Theorem:
+    """Extensionality: from ``A[i..] = B[i..]`` for free ``i..`` infer
+    ``Lamda[i..](A) = Lamda[i..](B)``. The indices must not occur in the hypotheses or
+    conditions (the statement holds for every value of them)."""
+    idxs = tuple(idxs)
+    for v in idxs:
+        if not isinstance(v, IndexVar):
+            raise KernelError(f"abstract over {v!r}, which is not an index variable")
+        for l, r in th.hyps:
+            if v in l.free_idx or v in r.free_idx:
+                raise KernelError(f"abstract over {v.name}, which occurs in a hypothesis")
+        for c in th.conds:
+            if v in c.term.free_idx:
+                raise KernelError(f"abstract over {v.name}, which occurs in a side condition")
+    return _make(th.hyps, th.conds, T.Lamda(idxs, th.lhs), T.Lamda(idxs, th.rhs), "abstract",
+                 (th,), {"extensionality"})
+
+
+def define(name: str, body: T.Term) -> tuple[T.Term, Theorem]:
+    """A defined constant and its defining equation ``|- name = body``."""
+    c = T.Named(name, body)
+    return c, _make((), (), c, body, "definition", (), {"definition"})
+
+
+def rewrite(th: Theorem, target: T.Term) -> Theorem:
+    """Congruence: ``|- target = target'`` where every occurrence of ``th.lhs`` in
+    ``target`` that is not under a binder of its free indices is replaced by ``th.rhs``.
+    With hypotheses, occurrences inside derivatives are left alone (a hypothesis holds
+    at a point, not as an identity of functions)."""
+    lhs_idx = th.lhs.free_idx | th.rhs.free_idx
+    for l, r in th.hyps:
+        lhs_idx |= l.free_idx | r.free_idx
+    cache: dict = {}
+    count = [0]
+
+    def go(t: T.Term) -> T.Term:
+        if t is th.lhs:
+            count[0] += 1
+            return th.rhs
+        hit = cache.get(t)
+        if hit is not None:
+            return hit
+        out = _rebuild(t, go, lhs_idx, bool(th.hyps))
+        cache[t] = out
+        return out
+
+    new = go(target)
+    if count[0] == 0:
+        raise KernelError(f"rewrite: {th.lhs!r} does not occur in {target!r}")
+    return _make(_hyps(th), _conds(th), target, new, "rewrite", (th,), {"congruence"})
+
+
+def _rebuild(t: T.Term, go, blocked, has_hyps) -> T.Term:
+    if isinstance(t, (T.Var, T.Num, T.Const, T.IntVal, T.Delta, T.IntCond)):
+        return t
+    if isinstance(t, T.Index):
+        return T.Index(go(t.base), t.idx, t.total)
+    if isinstance(t, T.Lamda):
+        return t if set(t.idxs) & blocked else T.Lamda(t.idxs, go(t.body))
+    if isinstance(t, (T.Sum, T.ReduceMax)):
+        if t.idx in blocked:
+            return t
+        return T.Sum(t.idx, go(t.body)) if isinstance(t, T.Sum) else T.ReduceMax(t.idx, go(t.body), t.kind)
+    if isinstance(t, T.Add):
+        return T.Add(tuple(go(a) for a in t.terms))
+    if isinstance(t, T.Mul):
+        return T.Mul(tuple(go(a) for a in t.terms))
+    if isinstance(t, T.Pow):
+        return T.Pow(go(t.base), t.exponent)
+    if isinstance(t, T.Func):
+        return T.Func(t.fn, tuple(go(a) for a in t.operands))
+    if isinstance(t, T.RealCond):
+        return T.RealCond(go(t.t), t.rel)
+    if isinstance(t, T.Named):
+        return T.Named(t.name, go(t.body))
+    if isinstance(t, T.Apply):
+        return T.Apply(t.fn, tuple(go(a) for a in t.operands))
+    if isinstance(t, T.Jacobian):
+        return T.Jacobian(t.fn, t.argno, tuple(go(a) for a in t.operands))
+    if isinstance(t, T.Deriv):
+        return t if has_hyps else T.Deriv(go(t.body), t.var, t.idx)
+    raise KernelError(f"rewrite: cannot descend into {type(t).__name__}")
+
+
+def instantiate(th: Theorem, mapping: dict) -> Theorem:
+    """Substitute for free symbols of a theorem, checking every domain:
+    a size by an expression provably >= its lower bound; an index by an expression
+    provably in its range; a variable by a term of its shape with its facts; an opaque
+    TensorFn by a ``FnLam`` of matching shapes (differentiability of the body becomes a
+    side condition: the theorem was proved for differentiable functions)."""
+    nz = Normalizer()
+    extra = set()
+    for k, v in mapping.items():
+        if isinstance(k, SizeSym):
+            p = as_poly(v)
+            if p.index_atoms() or not nonneg(p - k.lower):
+                raise KernelError(f"instantiate: {k.name} := {p} is not provably >= {k.lower}")
+        elif isinstance(k, IndexVar):
+            p = as_poly(v)
+            if not (nonneg(p) and nonneg(k.size - 1 - p)):
+                raise KernelError(f"instantiate: {k.name} := {p} is not provably in [0, {k.size})")
+        elif isinstance(k, T.Var):
+            v = T.as_term(v)
+            if "positive" in k.facts and nz.sign(v) != "pos":
+                raise KernelError(f"instantiate: {k.name} must be positive; {v!r} is not provably so")
+            if "nonneg" in k.facts and nz.sign(v) not in ("pos", "nonneg"):
+                raise KernelError(f"instantiate: {k.name} must be nonnegative; {v!r} is not provably so")
+            if "nonzero" in k.facts and nz.sign(v) != "pos":
+                raise KernelError(f"instantiate: {k.name} must be nonzero; {v!r} is not provably so")
+        elif isinstance(k, T.TensorFn):
+            if not isinstance(v, T.FnLam):
+                raise KernelError(f"instantiate: {k.name} must be replaced by a FnLam")
+            if tuple(p.shape for p in v.params) != k.arg_shapes or v.body.shape != k.out_shape:
+                raise KernelError(f"instantiate: {k.name} replaced by a function of other shapes")
+            extra.add(Condition("smooth", T.Lamda([fresh_index(s) for s in v.body.shape], v.body)
+                                if v.body.shape else v.body))
+        else:
+            raise KernelError(f"instantiate: cannot substitute for {k!r}")
+    sub = lambda t: T.subst(t, mapping)  # noqa: E731
+    hyps = {(sub(l), sub(r)) for l, r in th.hyps}
+    conds = {Condition(c.kind, sub(c.term)) for c in th.conds} | extra
+    return _make(hyps, conds, sub(th.lhs), sub(th.rhs), "instantiate", (th,))
+
+
+# -- the decision procedure -------------------------------------------------------------
+
+@dataclass
+class Failure:
+    """Why ``prove_equal`` could not prove an equation: a message and, when both sides
+    normalized, the residual ``lhs - rhs`` in normal form."""
+    reason: str
+    residual: Optional[T.Term] = None
+
+    def __str__(self):
+        return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
+
+
+def prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
+    """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
+
+    ``using`` lists theorems ``|- v = t`` for variables ``v`` (definitions of a
+    variable by a term, typically hypotheses): ``v`` is replaced by ``t`` on both sides
+    first, and the result rests on them. A variable differentiated by a ``Deriv`` may
+    not be replaced (it is a coordinate, not a value)."""
+    lhs, rhs = T.as_term(lhs), T.as_term(rhs)
+    if lhs.shape != rhs.shape:
+        return Failure(f"the sides have different shapes {_shp(lhs.shape)} and {_shp(rhs.shape)}")
+    mapping = {}
+    for th in using:
+        if not isinstance(th, Theorem):
+            raise KernelError(f"prove_equal: {th!r} is not a theorem")
+        if not isinstance(th.lhs, T.Var):
+            raise KernelError(f"prove_equal can use only equations 'variable = term', not {th.lhs!r} = ...")
+        if th.lhs in th.rhs.atoms:
+            raise KernelError(f"prove_equal: {th.lhs.name} occurs in its own defining term")
+        if th.lhs.free_idx or th.rhs.free_idx:
+            raise KernelError(f"prove_equal: the equation for {th.lhs.name} has free indices")
+        mapping[th.lhs] = th.rhs
+    if mapping:
+        for side in (lhs, rhs):
+            _check_not_differentiated(side, mapping.keys())
+        lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
+    else:
+        lhs2, rhs2 = lhs, rhs
+    nz = Normalizer()
+    idx = tuple(Poly.sym(fresh_index(s, "k")) for s in lhs.shape)
+    try:
+        a = nz.norm(lhs2, idx)
+        b = nz.norm(rhs2, idx)
+    except NotDifferentiable as e:
+        return Failure(f"not differentiable: {e}")
+    if a is not b:
+        diff = nz.sub(a, b)
+        if diff.terms:
+            diff = _clear_denominators(nz, diff)
+        if diff.terms:
+            from .reify import reify
+            return Failure("the normal forms differ", reify(diff))
+    nz.use("ring")
+    conds = {Condition(kind, _closed(u)) for kind, u in nz.conds.values()}
+    return _make(_hyps(*using), conds | _conds(*using), lhs, rhs, "decide", tuple(using), nz.axioms)
+
+
+def _closed(u: NF) -> T.Term:
+    from .reify import reify
+    return reify(u)
+
+
+def _shp(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _check_not_differentiated(t: T.Term, vars_):
+    if isinstance(t, T.Deriv):
+        if t.var in vars_:
+            raise KernelError(f"prove_equal: {t.var.name} is differentiated and cannot be replaced by a term")
+    for a in t._args:
+        if isinstance(a, T.Term):
+            _check_not_differentiated(a, vars_)
+        elif isinstance(a, tuple):
+            for b in a:
+                if isinstance(b, T.Term):
+                    _check_not_differentiated(b, vars_)
+
+
+def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
+    """Multiply ``diff`` by the positive sums it divides by: ``diff == 0`` iff the product
+    is (identities such as the sigmoid's that need a common denominator)."""
+    from .normal import ParenA, nf_atom
+    for _ in range(4):
+        worst: dict = {}
+        for m, _c in diff.terms:
+            for a, e in m.factors:
+                if isinstance(a, ParenA) and a.positive and e < 0:
+                    worst[a] = min(worst.get(a, 0), e)
+        if not worst:
+            return diff
+        nz.use("cancel_positive")
+        for a, e in worst.items():
+            k = -e
+            if k.denominator != 1:
+                k = k.__ceil__()
+            diff = nz.mul(diff, nf_atom(a, k))
+        if not diff.terms:
+            return diff
+    return diff
+
+
+def vjp_statement(forward: T.Term, var: T.Var, cotangent: T.Var, out_idx_names=None):
+    """The transpose-Jacobian product of ``forward`` (a term in ``var``) applied to
+    ``cotangent`` (a variable of ``forward``'s shape), as a tensor of ``var``'s shape:
+    ``Lamda[K]( sum_I cotangent[I] * d forward[I] / d var[K] )``."""
+    if cotangent.shape != forward.shape:
+        raise KernelError(f"cotangent {cotangent.name} has shape {_shp(cotangent.shape)}, "
+                          f"the forward has {_shp(forward.shape)}")
+    ks = [IndexVar(f"k{j}" if len(var.shape) > 1 else "k", s) for j, s in enumerate(var.shape)]
+    is_ = [IndexVar(f"i{j}" if len(forward.shape) > 1 else "i", s) for j, s in enumerate(forward.shape)]
+    body = T.Mul((T.Index(cotangent, is_) if is_ else cotangent,
+                  T.Deriv(T.Index(forward, is_) if is_ else forward, var, ks)))
+    for i in reversed(is_):
+        body = T.Sum(i, body)
+    return T.Lamda(ks, body) if ks else body
+
+
+__all__ = ["Theorem", "Condition", "Failure", "refl", "assume", "symm", "trans", "index", "abstract",
+           "define", "rewrite", "instantiate", "prove_equal", "vjp_statement"]
