@@ -204,5 +204,16 @@ def _pow(x, e: Fraction):
     return np.where(ok, safe ** float(e), 0.0)
 
 
-__all__ = ["evaluate", "random_values", "concrete_shape", "EvalError"]
+__all__ = ["evaluate", "random_values", "concrete_shape", "max_difference", "EvalError"]
 _ = IndexVar
+
+
+def max_difference(lhs: T.Term, rhs: T.Term, sizes: dict, seed: int = 0, fixed: dict | None = None) -> float:
+    """Largest absolute difference of two terms at concrete sizes and random inputs
+    (derivatives by finite differences: independent of the kernel's normal form)."""
+    rng = np.random.default_rng(seed)
+    vals = random_values(set(lhs.atoms) | set(rhs.atoms), sizes, rng)
+    vals.update(fixed or {})
+    a = np.asarray(evaluate(lhs, sizes, vals))
+    b = np.asarray(evaluate(rhs, sizes, vals))
+    return float(np.max(np.abs(a - b), initial=0.0))

@@ -19,7 +19,7 @@ from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, 
 from .normal import NotDifferentiable
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
-                      rewrite, instantiate, prove_equal, vjp_statement)
+                      rewrite, instantiate, prove_equal, vjp_statement, normal_form)
 from .printing import text, latex
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -92,6 +92,8 @@ _r("deriv_erf", "d erf(u) = 2 pi^(-1/2) exp(-u^2) du", "Definition of erf as an 
 _r("deriv_sum", "d sum_v f(v) = sum_v d f(v)", "Linearity of the derivative; ranges are constant.")
 _r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
    "Opaque functions are assumed differentiable; their partials are new symbols.")
+_r("indicator_off_kink", "[t >= 0] = [t > 0]  where t != 0",
+   "The two indicators differ only at t = 0, which the recorded side condition excludes.")
 _r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0",
    "An indicator is locally constant off its kink; at the kink the convention "
    "(e.g. relu'(0) = 0) is recorded as the side condition t != 0.")

@@ -42,7 +42,15 @@ class NotDifferentiable(KernelError):
 
 
 _interned: dict = {}
-F0, F1 = Fraction(0), Fraction(1)
+F0, F1 = 0, 1
+
+
+def _q(x):
+    """A rational as an int when it is whole (ints hash and compare much faster than
+    Fractions, and ``Fraction(2) == 2`` with equal hashes, so both may be mixed)."""
+    if type(x) is int:
+        return x
+    return x.numerator if x.denominator == 1 else x
 
 
 def _intern(cls, args):
@@ -86,8 +94,17 @@ class Mono:
         self.positive, self.nonneg = pos, nn
 
 
+_mono_cache: dict = {}
+_nf_cache: dict = {}
+
+
 def mono_of(d: dict) -> Mono:
-    return Mono(tuple(sorted(((a, e) for a, e in d.items() if e != 0), key=lambda ae: ae[0].skey)))
+    key = frozenset(d.items())
+    hit = _mono_cache.get(key)
+    if hit is None:
+        hit = Mono(tuple(sorted(((a, _q(e)) for a, e in d.items() if e != 0), key=lambda ae: ae[0].skey)))
+        _mono_cache[key] = hit
+    return hit
 
 
 ONE_MONO = Mono(())
@@ -129,7 +146,12 @@ class NF:
 
 
 def nf_of(d: dict) -> NF:
-    return NF(tuple(sorted(((m, c) for m, c in d.items() if c != 0), key=lambda mc: mc[0].skey)))
+    key = frozenset(d.items())
+    hit = _nf_cache.get(key)
+    if hit is None:
+        hit = NF(tuple(sorted(((m, _q(c)) for m, c in d.items() if c != 0), key=lambda mc: mc[0].skey)))
+        _nf_cache[key] = hit
+    return hit
 
 
 ZERO = NF(())
@@ -137,16 +159,15 @@ ONE = NF(((ONE_MONO, F1),))
 
 
 def nf_const(c) -> NF:
-    c = Fraction(c)
-    return NF(((ONE_MONO, c),)) if c else ZERO
+    return NF(((ONE_MONO, _q(Fraction(c))),)) if c else ZERO
 
 
-def nf_atom(a, e=F1) -> NF:
-    return NF(((Mono(((a, Fraction(e)),)), F1),))
+def nf_atom(a, e=1) -> NF:
+    return NF(((Mono(((a, _q(e)),)), 1),))
 
 
-def nf_mono(m: Mono, c=F1) -> NF:
-    return NF(((m, Fraction(c)),)) if c else ZERO
+def nf_mono(m: Mono, c=1) -> NF:
+    return NF(((m, _q(c)),)) if c else ZERO
 
 
 # -- atoms ----------------------------------------------------------------------------
@@ -337,7 +358,7 @@ def _factor(n: int) -> dict:
 def _ratpow(c: Fraction, e: Fraction):
     """``c ** e`` for ``c > 0``: a rational coefficient and leftover prime powers."""
     if e.denominator == 1:
-        return c ** int(e), {}
+        return Fraction(c) ** int(e), {}
     coef, atoms = F1, {}
     for n, sign in ((c.numerator, 1), (c.denominator, -1)):
         for p, k in _factor(n).items():
@@ -361,7 +382,8 @@ class Normalizer:
     One Normalizer serves one decision: its caches are private to it, so the axioms it
     records are exactly those used for that decision."""
 
-    def __init__(self):
+    def __init__(self, strict_kinks: bool = False):
+        self.strict_kinks = strict_kinks
         self.axioms: set = set()
         self.conds: dict = {}
         self._mm: dict = {}
@@ -369,6 +391,7 @@ class Normalizer:
         self._norm: dict = {}
         self._der: dict = {}
         self._sign: dict = {}
+        self._ren: dict = {}
         self._depth = 0
 
     def use(self, name: str):
@@ -391,12 +414,11 @@ class Normalizer:
         return nf_of(out)
 
     def scale(self, x: NF, c) -> NF:
-        c = Fraction(c)
         if c == 1:
             return x
         if c == 0:
             return ZERO
-        return NF(tuple((m, k * c) for m, k in x.terms))
+        return NF(tuple((m, _q(k * c)) for m, k in x.terms))
 
     def sub(self, a: NF, b: NF) -> NF:
         return self.add(a, self.scale(b, -1))
@@ -524,7 +546,7 @@ class Normalizer:
                         self.need("positive", nf_atom(a))
                     d[a] = k * e
                 self.use("pow_mul")
-                return self.scale(self.finish(d), c ** int(e))
+                return self.scale(self.finish(d), Fraction(c) ** int(e))
             if c > 0 and m.positive:
                 coef, primes = _ratpow(c, e)
                 d = {a: k * e for a, k in m.factors}
@@ -631,14 +653,63 @@ class Normalizer:
         return self.tensor(temps, self.subst_nf(x.u, inner))
 
     def rename_atom(self, a: Atom, mp: dict) -> Atom:
-        """A one-to-one renaming of indices maps an atom to one atom."""
+        """Apply a one-to-one renaming of indices (to indices used nowhere else) to an
+        atom. Renaming preserves normal forms, so atoms are rebuilt directly; only a
+        sum over several binders is normalized again (its best binder order may
+        change)."""
+        if not (a.ivars & mp.keys()):
+            return a
+        key = (a, tuple(sorted(((k, v) for k, v in mp.items() if k in a.ivars), key=lambda kv: kv[0].skey)))
+        hit = self._ren.get(key)
+        if hit is not None:
+            return hit
+        out = self._rename(a, mp)
+        self._ren[key] = out
+        return out
+
+    def _rename(self, a: Atom, mp: dict) -> Atom:
+        rp = lambda p: p.subst(mp)  # noqa: E731
+        rn = lambda u: self.rename_nf(u, mp)  # noqa: E731
+        if isinstance(a, EntryA):
+            return EntryA(a.var, tuple(rp(p) for p in a.idx))
+        if isinstance(a, IntA):
+            (s,) = rp(Poly.sym(a.sym)).top_atoms()
+            return IntA(s)
+        if isinstance(a, DeltaA):
+            return _the_atom(self.delta(rp(a.p)))
+        if isinstance(a, IndA):
+            return IndA(rp(a.p))
+        if isinstance(a, RIndA):
+            return RIndA(rn(a.u), a.rel)
+        if isinstance(a, ExpA):
+            return ExpA(self.rename_mono(a.m, mp))
+        if isinstance(a, LogA):
+            return LogA(rn(a.u))
+        if isinstance(a, FnA):
+            return FnA(a.fn, tuple(rn(u) for u in a.args))
+        if isinstance(a, DFnA):
+            return DFnA(a.fn, a.k, tuple(rn(u) for u in a.args))
         if isinstance(a, ParenA):
-            return ParenA(self.subst_nf(a.u, mp), a.positive)
-        out = self.subst_atom(a, mp)
-        one = out.single()
-        if one is None or one[1] != 1 or len(one[0].factors) != 1 or one[0].factors[0][1] != 1:
-            raise KernelError(f"internal: renaming {a!r} gave {out.skey}")
-        return one[0].factors[0][0]
+            return ParenA(rn(a.u), a.positive)
+        if isinstance(a, SumA) and len(a.binders) == 1:
+            return SumA(a.binders, self.rename_mono(a.m, mp))
+        if isinstance(a, MaxA):
+            return MaxA(a.b, rn(a.u), a.kind)
+        if isinstance(a, (ApplyA, JacA)):
+            args = tuple(TensorNF(x.binders, rn(x.u)) for x in a.args)
+            idx = tuple(rp(p) for p in a.idx)
+            return ApplyA(a.fn, args, idx) if isinstance(a, ApplyA) else JacA(a.fn, a.argno, args, idx)
+        return _the_atom(self.subst_atom(a, mp))
+
+    def rename_mono(self, m: Mono, mp: dict) -> Mono:
+        if not (m.ivars & mp.keys()):
+            return m
+        return mono_of({self.rename_atom(a, mp): e for a, e in m.factors})
+
+    def rename_nf(self, u: NF, mp: dict) -> NF:
+        if not (u.ivars & mp.keys()):
+            return u
+        return nf_of({self.rename_mono(m, mp): c for m, c in u.terms})
 
     # -- atoms with their simplification rules --------------------------------------------
     def entry(self, var, idx) -> NF:
@@ -697,6 +768,11 @@ class Normalizer:
             if c < 0:
                 rel = _REL_FLIP[rel]
             u = nf_mono(m)
+        if self.strict_kinks and rel in (">=", "<="):
+            # [u >= 0] = [u > 0] where u != 0 (recorded): indicators agree off their kink.
+            self.use("indicator_off_kink")
+            self.need("offkink", u)
+            rel = rel[0]
         return nf_atom(RIndA(u, rel))
 
     def exp(self, u) -> NF:
@@ -855,13 +931,30 @@ class Normalizer:
         return SumA(tuple(names), mono_of(fs))
 
     def _binder_order(self, bs, factors):
+        """The binder order that makes the sum's key smallest. Keys embed each index's
+        key verbatim (temporaries have unique names), so a binder's role is read off by
+        replacing index keys in the factors' keys."""
         if len(bs) == 1:
             return bs
+        keys = [(a.skey, e) for a, e in factors]
+
+        def relabel(names: dict):
+            out = []
+            for k, e in keys:
+                for b, new in names.items():
+                    k = k.replace(b.skey, new)
+                out.append((k, e))
+            return tuple(sorted(out))
+
         sig = {}
         for b in bs:
-            mp = {o: Poly.sym(IndexVar("_o", o.size, "m")) for o in bs if o is not b}
-            mp[b] = Poly.sym(IndexVar("_s", b.size, "m"))
-            sig[b] = (b.size.skey, tuple(sorted((self.subst_atom(a, mp).skey, e) for a, e in factors if b in a.ivars)))
+            own = [(k, e) for (k, e), (a, _) in zip(keys, factors) if b in a.ivars]
+            renamed = []
+            for k, e in own:
+                for o in bs:
+                    k = k.replace(o.skey, "@self" if o is b else "@other")
+                renamed.append((k, e))
+            sig[b] = (b.size.skey, tuple(sorted(renamed)))
         order = sorted(bs, key=lambda b: sig[b])
         groups = [list(g) for _, g in itertools.groupby(order, key=lambda b: sig[b])]
         n_cands = 1
@@ -873,8 +966,7 @@ class Normalizer:
         best, best_key = None, None
         for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
             cand = [b for g in combo for b in g]
-            mp = {b: Poly.sym(IndexVar(f"_c{p}", b.size, "m")) for p, b in enumerate(cand)}
-            key = tuple(sorted((self.subst_atom(a, mp).skey, e) for a, e in factors))
+            key = relabel({b: f"@{p}" for p, b in enumerate(cand)})
             if best_key is None or key < best_key:
                 best, best_key = cand, key
         return best
@@ -1019,6 +1111,13 @@ class Normalizer:
         if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
             return "nonneg"
         return None
+
+
+def _the_atom(u: NF) -> Atom:
+    one = u.single()
+    if one is None or one[1] != 1 or len(one[0].factors) != 1 or one[0].factors[0][1] != 1:
+        raise KernelError(f"internal: a renaming gave the non-atom {u.skey}")
+    return one[0].factors[0][0]
 
 
 def _lcm(xs) -> int:

@@ -37,11 +37,36 @@ def _intern(cls, args):
 
 
 class IntSym:
-    """An integer-valued symbol; hash-consed, so equality is identity."""
-    __slots__ = ("_args", "name", "skey", "__weakref__", "__dict__")
+    """An integer-valued symbol; hash-consed, so equality is identity. Arithmetic on
+    symbols builds ``Poly``s: ``n + 1``, ``2 * i + k``."""
 
     def __lt__(self, other):
         return self.skey < other.skey
+
+    def __add__(self, o):
+        return Poly.sym(self) + o
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return Poly.sym(self) - o
+
+    def __rsub__(self, o):
+        return as_poly(o) - Poly.sym(self)
+
+    def __mul__(self, o):
+        return Poly.sym(self) * o
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return -Poly.sym(self)
+
+    def __floordiv__(self, o):
+        return Poly.sym(self) // o
+
+    def __mod__(self, o):
+        return Poly.sym(self) % o
 
     def __repr__(self):
         return self.name
@@ -59,7 +84,7 @@ class SizeSym(IntSym):
 
     def _init(self, name, lower):
         self.name, self.lower = name, lower
-        self.skey = f"s:{name}"
+        self.skey = f"s:{name}>{lower}"
 
 
 class IndexVar(IntSym):
@@ -107,9 +132,13 @@ class Poly:
     __slots__ = ("_args", "terms", "skey", "_vars", "__weakref__")
 
     def __new__(cls, terms: dict):
-        items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0),
-                             key=lambda mc: _mono_key(mc[0])))
-        return _intern(cls, items)
+        key = frozenset(terms.items())
+        hit = _poly_cache.get(key)
+        if hit is None:
+            items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0),
+                                 key=lambda mc: _mono_key(mc[0])))
+            hit = _poly_cache[key] = _intern(cls, items)
+        return hit
 
     def _init(self, *items):
         self.terms = dict(items)
@@ -259,8 +288,15 @@ class Poly:
         return self.skey < other.skey
 
 
+_poly_cache: dict = {}
+_mono_keys: dict = {}
+
+
 def _mono_key(m) -> str:
-    return ".".join(f"{s.skey}^{k}" for s, k in m)
+    k = _mono_keys.get(m)
+    if k is None:
+        k = _mono_keys[m] = ".".join(f"{s.skey}^{k}" for s, k in m)
+    return k
 
 
 def _mono_mul(m1, m2):

@@ -298,6 +298,8 @@ class Pow(Term):
 
     @classmethod
     def _canon(cls, base, exponent):
+        if isinstance(exponent, Num):
+            exponent = exponent.value
         if isinstance(exponent, float):
             exponent = Fraction(exponent)
         if not isinstance(exponent, (int, Fraction)) or isinstance(exponent, bool):
@@ -387,6 +389,8 @@ class ReduceMax(Term):
         body = as_term(body)
         if body.shape != ():
             raise KernelError(f"ReduceMax of the non-scalar {body!r}")
+        if not nonneg(idx.size - 1):
+            raise KernelError(f"{kind} over {idx.name} < {poly_str(idx.size)}, a range not provably non-empty")
         return idx, body, kind
 
     def _build(self, idx, body, kind):
@@ -689,6 +693,18 @@ class _Subst:
             var = g(t.var)
             if not isinstance(var, Var):
                 raise KernelError(f"cannot substitute {var!r} for the variable of a derivative")
+            # d body / d x is taken with every other variable held fixed: a substitution
+            # may not make the body depend on the differentiated variable in a new way.
+            if var is not t.var and var in t.body.atoms:
+                raise KernelError(f"substituting {var.name} for {t.var.name} in d(...)/d{t.var.name}: "
+                                  f"{var.name} already occurs in the differentiated term")
+            for v in t.body.atoms:
+                if v is not t.var and v in self.mapping:
+                    val = self.mapping[v]
+                    atoms = val.body.atoms if isinstance(val, FnLam) else as_term(val).atoms
+                    if var in atoms:
+                        raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
+                                          f"would make it depend on {var.name}")
             return Deriv(g(t.body), var, [self.poly(e) for e in t.idx])
         raise KernelError(f"cannot substitute in {type(t).__name__}")
 
