@@ -43,7 +43,7 @@ class Gen:
             choices.append(lambda: A[i, a])
         return r.choice(choices)()
 
-    def pos(self, scope, depth):
+    def pos(self, scope, depth, diff=True):
         """A term the kernel can see is positive."""
         r = self.r
         c = r.randrange(5)
@@ -57,12 +57,14 @@ class Gen:
             return 1 + self.expr(scope, depth - 1) ** 2
         return IntVal(n)
 
-    def expr(self, scope, depth):
+    def expr(self, scope, depth, diff=True):
+        """A random scalar term. ``diff=False`` keeps derivatives out (under an
+        indicator, finite differences cannot tell the sign of an exact zero)."""
         r = self.r
         if depth <= 0 or r.random() < 0.25:
             return self.leaf(scope)
-        c = r.randrange(14)
-        e = lambda: self.expr(scope, depth - 1)  # noqa: E731
+        c = r.randrange(14 if diff else 13)
+        e = lambda: self.expr(scope, depth - 1, diff)  # noqa: E731
         if c in (0, 1):
             return e() + e()
         if c == 2:
@@ -82,13 +84,13 @@ class Gen:
         if c == 10:
             size = r.choice([n, m])
             j = self.new_index(size)
-            return Sum(j, self.expr(scope + [j], depth - 1))
+            return Sum(j, self.expr(scope + [j], depth - 1, diff))
         if c == 11:
             ns = [v for v in scope if v.size is n.__add__(0)] + [k]
             a, b = r.choice(ns), r.choice(ns)
             return (Delta(a, b) if r.random() < 0.5 else IntCond(a, "<=", b)) * e()
         if c == 12:
-            return RealCond(e(), r.choice([">", ">="])) * e()
+            return RealCond(self.expr(scope, depth - 1, False), r.choice([">", ">="])) * e()
         ns = [v for v in scope if v.size is n.__add__(0)] + [k]
         return Deriv(e(), r.choice([x, y]), (r.choice(ns),))
 

@@ -187,8 +187,13 @@ def _bump(args, k, pos, h):
 
 
 def _central(f, h=1e-5):
-    """Fourth-order central difference: error O(h^4) for smooth f."""
-    return (-f(2 * h) + 8 * f(h) - 8 * f(-h) + f(-2 * h)) / (12 * h)
+    """Fourth-order central difference: error O(h^4) for smooth f. Entries whose
+    rounding error (about |f| * 1e-16 / h) could exceed 1e-7 of the result are NaN:
+    unreliable, so callers skip them rather than act on noise."""
+    vals = [np.asarray(f(t), dtype=np.float64) for t in (2 * h, h, -h, -2 * h)]
+    out = (-vals[0] + 8 * vals[1] - 8 * vals[2] + vals[3]) / (12 * h)
+    noise = max(np.abs(v) for v in vals) * 1e-16 / h * 20
+    return np.where(noise > 1e-7 * np.maximum(1.0, np.abs(out)), np.nan, out)
 
 
 def _pow(x, e: Fraction):
