@@ -42,6 +42,7 @@ class NotDifferentiable(KernelError):
 
 
 _interned: dict = {}
+_EMPTY: frozenset = frozenset()
 F0, F1 = 0, 1
 
 
@@ -80,17 +81,15 @@ class Mono:
     def _build(self, *factors):
         self.factors = factors
         self.skey = "*".join(f"{a.skey}^{_fr(e)}" for a, e in factors)
-        iv, tv, h = set(), set(), 0
+        self.ivars = _EMPTY.union(*[a.ivars for a, _ in factors])
+        self.tvars = _EMPTY.union(*[a.tvars for a, _ in factors])
+        self.height = max((a.height for a, _ in factors), default=0)
         pos, nn = True, True
         for a, e in factors:
-            iv |= a.ivars
-            tv |= a.tvars
-            h = max(h, a.height)
             if not a.positive:
                 pos = False
                 if not (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0)):
                     nn = False
-        self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
         self.positive, self.nonneg = pos, nn
 
 
@@ -120,12 +119,9 @@ class NF:
     def _build(self, *terms):
         self.terms = terms
         self.skey = "(" + " + ".join(f"{_fr(c)}:{m.skey}" for m, c in terms) + ")"
-        iv, tv, h = set(), set(), 0
-        for m, _ in terms:
-            iv |= m.ivars
-            tv |= m.tvars
-            h = max(h, m.height)
-        self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
+        self.ivars = _EMPTY.union(*[m.ivars for m, _ in terms])
+        self.tvars = _EMPTY.union(*[m.tvars for m, _ in terms])
+        self.height = max((m.height for m, _ in terms), default=0)
 
     def const(self):
         """The value if this is a constant, else None."""

@@ -10,6 +10,8 @@ token private to it. Tactics outside the kernel propose terms; these rules check
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional
 
@@ -277,7 +279,26 @@ class Failure:
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
 
 
+@contextmanager
+def _quiet_gc():
+    """Pause the cyclic garbage collector during a decision: normal forms create no
+    reference cycles (refcounting frees them), while every collection would rescan
+    the ever-growing tables of hash-consed terms."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
+    with _quiet_gc():
+        return _prove_equal(lhs, rhs, using)
+
+
+def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
 
     ``using`` lists theorems ``|- v = t`` for variables ``v`` (definitions of a
