@@ -6,3 +6,8 @@ of its forward for every tensor size; compose certified layers into networks; tr
 exactly the certified graph.
 """
 __version__ = "0.1.0"
+
+from .report import printing as _printing  # noqa: E402,F401  (installs the term printer)
+from .certify import canon as _canon  # noqa: E402
+
+_canon.install()  # the untrusted search for canonical binder orders

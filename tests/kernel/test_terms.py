@@ -4,7 +4,8 @@ from fractions import Fraction
 import pytest
 
 from verigrad.kernel import (Add, Delta, Deriv, Func, Index, IndexVar, IntVal, KernelError, Lamda, Num, SizeSym,
-                             Sum, Var, latex, text)
+                             Sum, Var)
+from verigrad.report.printing import latex, text
 from verigrad.kernel.sizes import Poly, floordiv, nonneg
 
 n, d = SizeSym("n"), SizeSym("d")

@@ -15,15 +15,33 @@ import numpy as np
 from scipy.special import erf as _erf
 
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
+from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
 
 
 class EvalError(Exception):
     pass
 
 
+def ival(p: Poly, env: dict) -> int:
+    """The value of an integer expression given values for its symbols."""
+    total = 0
+    for m, c in p.terms.items():
+        v = c
+        for s, k in m:
+            if isinstance(s, FloorDiv):
+                val = ival(s.a, env) // ival(s.m, env)
+            else:
+                try:
+                    val = env[s]
+                except KeyError:
+                    raise EvalError(f"no value for {s.name}") from None
+            v *= val ** k
+        total += v
+    return total
+
+
 def concrete_shape(shape, sizes: dict) -> tuple:
-    return tuple(int(s.evaluate(sizes)) for s in shape)
+    return tuple(int(ival(s, sizes)) for s in shape)
 
 
 def random_values(term_or_vars, sizes: dict, rng: np.random.Generator, scale: float = 1.0) -> dict:
@@ -60,7 +78,7 @@ class _Eval:
         self.cache: dict = {}
 
     def ival(self, p: Poly, ienv) -> int:
-        return int(p.evaluate({**self.sizes, **ienv}))
+        return int(ival(p, {**self.sizes, **ienv}))
 
     def tensor(self, t: T.Term, ienv) -> np.ndarray:
         shape = concrete_shape(t.shape, self.sizes)

@@ -10,7 +10,9 @@ kernel imports nothing from the rest of verigrad and nothing of JAX. Modules:
 - ``derivative`` partial derivatives of normal forms
 - ``axioms``     the registry of named, justified axioms
 - ``theorem``    ``Theorem`` and the rules that alone construct it
-- ``reify``, ``printing``  normal forms back to terms; text and LaTeX
+- ``reify``      normal forms back to terms (for side conditions and residuals)
+
+The printer is not part of the kernel (``verigrad.report.printing``, as in HOL Light).
 """
 from .sizes import KernelError, SizeSym, IndexVar, Poly, as_poly, nonneg
 from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, Func, ScalarFn, Sum,
@@ -20,6 +22,5 @@ from .normal import NotDifferentiable
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
                       rewrite, instantiate, prove_equal, vjp_statement, normal_form)
-from .printing import text, latex
 
 __all__ = [n for n in dir() if not n.startswith("_")]

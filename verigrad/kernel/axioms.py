@@ -102,9 +102,3 @@ _r("definition", "name = body for a defined constant", "Definitions are abbrevia
 _r("extensionality", "(forall I. A[I] = B[I])  <->  A = B", "Tensors are functions of their indices.")
 _r("congruence", "a = b  ->  C[a] = C[b]", "Leibniz's law (equals may be substituted).")
 
-
-def describe(name: str) -> Axiom:
-    try:
-        return AXIOMS[name]
-    except KeyError:
-        raise KeyError(f"no axiom named {name!r}") from None

@@ -28,12 +28,11 @@ nonzero, a kink that must be avoided), so each result states what it rests on.
 """
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 from math import gcd
 
-from .sizes import (FloorDiv, IndexVar, IntSym, KernelError, Poly, SizeSym, ZERO as PZERO,
-                    as_poly, bound_index, floordiv, fresh_index, nonneg, positive as ppositive)
+from .sizes import (FloorDiv, IndexVar, KernelError, Poly, SizeSym, bound_index, floordiv, fresh_index,
+                    nonneg, positive as ppositive)
 from . import terms as T
 
 
@@ -182,22 +181,31 @@ class Atom:
         self.nonzero = nonzero or positive
         self.idem = idem
 
-    def __repr__(self):
-        return self.skey
+    __repr__ = lambda self: self.skey  # noqa: E731
 
 
 def _pvars(p: Poly) -> set:
     return {s for s in p.symbols() if isinstance(s, IndexVar)}
 
 
+def _deps(*parts):
+    """Free indices, variables and sum height of the parts of an atom."""
+    iv, tv, h = set(), set(), 0
+    for x in parts:
+        if isinstance(x, Poly):
+            iv |= _pvars(x)
+        else:
+            iv |= x.ivars
+            tv |= x.tvars
+            h = max(h, x.height)
+    return iv, tv, h
+
+
 class EntryA(Atom):
     def _build(self, var, idx):
         self.var, self.idx = var, idx
-        iv = set()
-        for p in idx:
-            iv |= _pvars(p)
         f = var.facts if isinstance(var, T.Var) else frozenset()
-        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", iv, (var,),
+        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", _deps(*idx)[0], (var,),
                   positive="positive" in f and not idx, nonneg="nonneg" in f, nonzero="nonzero" in f and not idx)
         # An entry off the shape reads 0, so entrywise positivity holds only for scalars;
         # indices that are provably in range are the common case and are checked here.
@@ -261,21 +269,15 @@ class FnA(Atom):
     def _build(self, fn, args):
         self.fn, self.args = fn, args
         name = fn if isinstance(fn, str) else fn.skey
-        iv, tv = set(), set() if isinstance(fn, str) else {fn}
-        for u in args:
-            iv |= u.ivars
-            tv |= u.tvars
-        self._set(f"fn:{name}(" + ",".join(u.skey for u in args) + ")", iv, tv, max(u.height for u in args))
+        iv, tv, h = _deps(*args)
+        self._set(f"fn:{name}(" + ",".join(u.skey for u in args) + ")", iv, tv | (set() if isinstance(fn, str) else {fn}), h)
 
 
 class DFnA(Atom):
     def _build(self, fn, k, args):
         self.fn, self.k, self.args = fn, k, args
-        iv, tv = set(), {fn}
-        for u in args:
-            iv |= u.ivars
-            tv |= u.tvars
-        self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")", iv, tv, max(u.height for u in args))
+        iv, tv, h = _deps(*args)
+        self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")", iv, tv | {fn}, h)
 
 
 class ParenA(Atom):
@@ -314,27 +316,17 @@ class TensorNF:
 class ApplyA(Atom):
     def _build(self, fn, args, idx):
         self.fn, self.args, self.idx = fn, args, idx
-        iv, tv = set(), {fn}
-        for a in args:
-            iv |= a.ivars
-            tv |= a.tvars
-        for p in idx:
-            iv |= _pvars(p)
+        iv, tv, h = _deps(*args, *idx)
         self._set(f"ap:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
-                  iv, tv, max(a.height for a in args))
+                  iv, tv | {fn}, h)
 
 
 class JacA(Atom):
     def _build(self, fn, argno, args, idx):
         self.fn, self.argno, self.args, self.idx = fn, argno, args, idx
-        iv, tv = set(), {fn}
-        for a in args:
-            iv |= a.ivars
-            tv |= a.tvars
-        for p in idx:
-            iv |= _pvars(p)
+        iv, tv, h = _deps(*args, *idx)
         self._set(f"jac{argno}:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
-                  iv, tv, max(a.height for a in args))
+                  iv, tv | {fn}, h)
 
 
 # -- rational powers of rationals -------------------------------------------------------
@@ -611,10 +603,8 @@ class Normalizer:
             return self.entry(a.var, tuple(sp(p) for p in a.idx))
         if isinstance(a, IntA):
             return self.int_value(sp(Poly.sym(a.sym)))
-        if isinstance(a, DeltaA):
-            return self.delta(sp(a.p))
-        if isinstance(a, IndA):
-            return self.ind(sp(a.p))
+        if isinstance(a, (DeltaA, IndA)):
+            return (self.delta if isinstance(a, DeltaA) else self.ind)(sp(a.p))
         if isinstance(a, RIndA):
             return self.rind(sn(a.u), a.rel)
         if isinstance(a, ExpA):
@@ -634,11 +624,9 @@ class Normalizer:
         if isinstance(a, MaxA):
             t = fresh_index(a.b.size)
             return self.max(t, self.subst_nf(a.u, {**mp, a.b: Poly.sym(t)}), a.kind)
-        if isinstance(a, ApplyA):
-            return nf_atom(ApplyA(a.fn, tuple(self.subst_tensor(x, mp) for x in a.args), tuple(sp(p) for p in a.idx)))
-        if isinstance(a, JacA):
-            return nf_atom(JacA(a.fn, a.argno, tuple(self.subst_tensor(x, mp) for x in a.args),
-                                tuple(sp(p) for p in a.idx)))
+        if isinstance(a, (ApplyA, JacA)):
+            args, idx = tuple(self.subst_tensor(x, mp) for x in a.args), tuple(sp(p) for p in a.idx)
+            return nf_atom(ApplyA(a.fn, args, idx) if isinstance(a, ApplyA) else JacA(a.fn, a.argno, args, idx))
         raise KernelError(f"cannot substitute in atom {a!r}")
 
     def subst_tensor(self, x: TensorNF, mp: dict) -> TensorNF:
@@ -927,45 +915,15 @@ class Normalizer:
         return SumA(tuple(names), mono_of(fs))
 
     def _binder_order(self, bs, factors):
-        """The binder order that makes the sum's key smallest. Keys embed each index's
-        key verbatim (temporaries have unique names), so a binder's role is read off by
-        replacing index keys in the factors' keys."""
-        if len(bs) == 1:
+        """The order in which binders get canonical names. Any order is sound (it is
+        only a renaming); a good one makes alpha-equivalent sums identical. The search
+        is untrusted (``binder_order`` hook); the kernel checks it got a permutation."""
+        if len(bs) == 1 or binder_order is None:
             return bs
-        keys = [(a.skey, e) for a, e in factors]
-
-        def relabel(names: dict):
-            out = []
-            for k, e in keys:
-                for b, new in names.items():
-                    k = k.replace(b.skey, new)
-                out.append((k, e))
-            return tuple(sorted(out))
-
-        sig = {}
-        for b in bs:
-            own = [(k, e) for (k, e), (a, _) in zip(keys, factors) if b in a.ivars]
-            renamed = []
-            for k, e in own:
-                for o in bs:
-                    k = k.replace(o.skey, "@self" if o is b else "@other")
-                renamed.append((k, e))
-            sig[b] = (b.size.skey, tuple(sorted(renamed)))
-        order = sorted(bs, key=lambda b: sig[b])
-        groups = [list(g) for _, g in itertools.groupby(order, key=lambda b: sig[b])]
-        n_cands = 1
-        for g in groups:
-            for k in range(2, len(g) + 1):
-                n_cands *= k
-        if n_cands == 1 or n_cands > 120:
-            return order
-        best, best_key = None, None
-        for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
-            cand = [b for g in combo for b in g]
-            key = relabel({b: f"@{p}" for p, b in enumerate(cand)})
-            if best_key is None or key < best_key:
-                best, best_key = cand, key
-        return best
+        order = list(binder_order(list(bs), list(factors)))
+        if len(order) != len(bs) or set(order) != set(bs):
+            raise KernelError("internal: the binder-order heuristic did not return a permutation")
+        return order
 
     def max(self, b: IndexVar, u: NF, kind: str) -> NF:
         if b not in u.ivars:
@@ -1107,6 +1065,11 @@ class Normalizer:
         if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
             return "nonneg"
         return None
+
+
+# An untrusted heuristic ``(binders, factors) -> binders in order``, installed by
+# ``verigrad.certify.canon``; without it binders keep their order.
+binder_order = None
 
 
 def _the_atom(u: NF) -> Atom:

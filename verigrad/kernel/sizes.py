@@ -43,31 +43,6 @@ class IntSym:
     def __lt__(self, other):
         return self.skey < other.skey
 
-    def __add__(self, o):
-        return Poly.sym(self) + o
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return Poly.sym(self) - o
-
-    def __rsub__(self, o):
-        return as_poly(o) - Poly.sym(self)
-
-    def __mul__(self, o):
-        return Poly.sym(self) * o
-
-    __rmul__ = __mul__
-
-    def __neg__(self):
-        return -Poly.sym(self)
-
-    def __floordiv__(self, o):
-        return Poly.sym(self) // o
-
-    def __mod__(self, o):
-        return Poly.sym(self) % o
-
     def __repr__(self):
         return self.name
 
@@ -103,6 +78,11 @@ class IndexVar(IntSym):
 
 
 _fresh_counter = itertools.count()
+
+
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__mod__"):
+    setattr(IntSym, _op, lambda self, o, _op=_op: getattr(Poly.sym(self), _op)(o))
+IntSym.__neg__ = lambda self: -Poly.sym(self)
 
 
 def fresh_index(size, hint: str = "t") -> IndexVar:
@@ -265,22 +245,6 @@ class Poly:
                 g = gcd(g, c)
         return g
 
-    def evaluate(self, env: dict) -> int:
-        total = 0
-        for m, c in self.terms.items():
-            v = c
-            for s, k in m:
-                if isinstance(s, FloorDiv):
-                    val = s.a.evaluate(env) // s.m.evaluate(env)
-                else:
-                    try:
-                        val = env[s]
-                    except KeyError:
-                        raise KernelError(f"no value for {s.name}") from None
-                v *= val ** k
-            total += v
-        return total
-
     def __repr__(self):
         return poly_str(self)
 
@@ -355,7 +319,7 @@ def _range_of(s: IntSym):
     if isinstance(s, FloorDiv):
         if not nonneg(s.a):
             return None
-        hi = upper_bound(s.a)
+        hi = _bound(s.a, want_low=False)
         if hi is None:
             return ZERO, None
         q, r = divide_exact(hi + 1, s.m)
@@ -387,10 +351,6 @@ def _bound(p: Poly, want_low: bool):
         if pick is None:
             return None
         p = a * pick + b
-
-
-def upper_bound(p: Poly):
-    return _bound(p, want_low=False)
 
 
 def nonneg(p) -> bool:

@@ -62,8 +62,7 @@ class Term:
         return self.skey < other.skey
 
     def __repr__(self):
-        from .printing import text
-        return text(self)
+        return show(self)
 
     # -- operator sugar; each maps one-to-one onto a constructor --------------------
     def __add__(self, o):
@@ -101,9 +100,36 @@ class Term:
             idx = (idx,)
         return Index(self, idx)
 
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
+
+
+_printer = {"text": lambda t: t.skey, "latex": lambda t: r"\texttt{" + t.skey + "}"}
+
+
+def install_printer(text, latex):
+    """Install the display of terms (the printer lives outside the kernel)."""
+    _printer["text"], _printer["latex"] = text, latex
+
+
+def show(t) -> str:
+    return _printer["text"](t)
+
+
+def show_latex(t) -> str:
+    return _printer["latex"](t)
+
+
+def map_args(t: Term, f, fp=None) -> Term:
+    """``t`` rebuilt (and re-checked) with ``f`` applied to each direct subterm and
+    ``fp`` (if given) to each integer expression among its arguments."""
+    def one(a):
+        if isinstance(a, Term):
+            return f(a)
+        if fp is not None and isinstance(a, Poly):
+            return fp(a)
+        if isinstance(a, tuple):
+            return tuple(one(b) for b in a)
+        return a
+    return type(t)(*[one(a) for a in t._args])
 
 
 def as_term(x) -> Term:
@@ -626,48 +652,23 @@ class _Subst:
 
     def _go(self, t: Term) -> Term:
         g = self.go
-        if isinstance(t, Var):
-            if t in self.mapping:
-                new = as_term(self.mapping[t])
-                want = tuple(self.poly(s) for s in t.shape)
-                if new.shape != want:
-                    raise KernelError(f"{t.name} of shape {_shape_str(want)} replaced by {new!r} "
-                                      f"of shape {_shape_str(new.shape)}")
-                return new
-            return Var(t.name, [self.poly(s) for s in t.shape], t.facts)
-        if isinstance(t, (Num, Const)):
-            return t
-        if isinstance(t, IntVal):
-            return IntVal(self.poly(t.poly))
-        if isinstance(t, Index):
-            return Index(g(t.base), [self.poly(e) for e in t.idx], t.total)
-        if isinstance(t, (Lamda,)):
+        if isinstance(t, Var) and t in self.mapping:
+            new = as_term(self.mapping[t])
+            want = tuple(self.poly(s) for s in t.shape)
+            if new.shape != want:
+                raise KernelError(f"{t.name} of shape {_shape_str(want)} replaced by {new!r} "
+                                  f"of shape {_shape_str(new.shape)}")
+            return new
+        if isinstance(t, Lamda):
             inner, vs = self, []
             for v in t.idxs:
                 w, inner = inner.binder(v)
                 vs.append(w)
             return Lamda(vs, inner.go(t.body))
-        if isinstance(t, Sum):
+        if isinstance(t, (Sum, ReduceMax)):
             w, inner = self.binder(t.idx)
-            return Sum(w, inner.go(t.body))
-        if isinstance(t, ReduceMax):
-            w, inner = self.binder(t.idx)
-            return ReduceMax(w, inner.go(t.body), t.kind)
-        if isinstance(t, Add):
-            return Add(tuple(g(a) for a in t.terms))
-        if isinstance(t, Mul):
-            return Mul(tuple(g(a) for a in t.terms))
-        if isinstance(t, Pow):
-            return Pow(g(t.base), t.exponent)
-        if isinstance(t, Func):
-            return Func(t.fn, tuple(g(a) for a in t.operands))
-        if isinstance(t, Delta):
-            return Delta(self.poly(t.a), self.poly(t.b))
-        if isinstance(t, IntCond):
-            return IntCond(self.poly(t.a), t.rel, self.poly(t.b))
-        if isinstance(t, RealCond):
-            return RealCond(g(t.t), t.rel)
-        if isinstance(t, Apply):
+            return type(t)(w, inner.go(t.body), *t._args[2:])
+        if isinstance(t, (Apply, Jacobian)):
             args = tuple(g(a) for a in t.operands)
             lam = self.mapping.get(t.fn)
             if lam is None:
@@ -675,20 +676,12 @@ class _Subst:
                 if self.sizes:
                     fn = TensorFn(fn.name, [[self.poly(s) for s in sh] for sh in fn.arg_shapes],
                                   [self.poly(s) for s in fn.out_shape])
-                return Apply(fn, args)
+                return Apply(fn, args) if isinstance(t, Apply) else Jacobian(fn, t.argno, args)
+            if isinstance(t, Jacobian):
+                raise KernelError(f"cannot instantiate {t.fn.name} inside its Jacobian")
             if len(lam.params) != len(args):
                 raise KernelError(f"{t.fn.name} replaced by a function of {len(lam.params)} parameters")
             return subst(lam.body, dict(zip(lam.params, args)))
-        if isinstance(t, Named):
-            return Named(t.name, g(t.body))
-        if isinstance(t, Jacobian):
-            if t.fn in self.mapping:
-                raise KernelError(f"cannot instantiate {t.fn.name} inside its Jacobian")
-            fn = t.fn
-            if self.sizes:
-                fn = TensorFn(fn.name, [[self.poly(s) for s in sh] for sh in fn.arg_shapes],
-                              [self.poly(s) for s in fn.out_shape])
-            return Jacobian(fn, t.argno, tuple(g(a) for a in t.operands))
         if isinstance(t, Deriv):
             var = g(t.var)
             if not isinstance(var, Var):
@@ -705,8 +698,7 @@ class _Subst:
                     if var in atoms:
                         raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
                                           f"would make it depend on {var.name}")
-            return Deriv(g(t.body), var, [self.poly(e) for e in t.idx])
-        raise KernelError(f"cannot substitute in {type(t).__name__}")
+        return map_args(t, g, self.poly)
 
 
 def _sizes_in(x, out: set):
@@ -731,7 +723,3 @@ def sizes_of(t: Term) -> frozenset:
     """The size symbols a term's shapes, ranges and indices mention."""
     return t.sizes
 
-
-__all__ = ["Term", "Var", "Num", "Const", "IntVal", "Index", "Lamda", "Add", "Mul", "Pow",
-           "Func", "ScalarFn", "Sum", "ReduceMax", "Delta", "IntCond", "RealCond", "TensorFn",
-           "Apply", "Deriv", "Named", "Jacobian", "FnLam", "subst", "as_term", "sizes_of", "ONE", "ZERO", "FloorDiv"]

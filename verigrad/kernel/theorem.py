@@ -71,7 +71,7 @@ class Theorem:
         return sorted(out)
 
     def statement(self) -> str:
-        from .printing import text
+        text = T.show
         hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
         body = f"{text(self.lhs)} = {text(self.rhs)}"
         out = (hyp + " |- " if hyp else "|- ") + body
@@ -80,7 +80,7 @@ class Theorem:
         return out
 
     def latex(self) -> str:
-        from .printing import latex
+        latex = T.show_latex
         body = f"{latex(self.lhs)} = {latex(self.rhs)}"
         hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
         return (hyp + r" \vdash " if hyp else r"\vdash ") + body
@@ -195,35 +195,13 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
 
 
 def _rebuild(t: T.Term, go, blocked, has_hyps) -> T.Term:
-    if isinstance(t, (T.Var, T.Num, T.Const, T.IntVal, T.Delta, T.IntCond)):
-        return t
-    if isinstance(t, T.Index):
-        return T.Index(go(t.base), t.idx, t.total)
-    if isinstance(t, T.Lamda):
-        return t if set(t.idxs) & blocked else T.Lamda(t.idxs, go(t.body))
-    if isinstance(t, (T.Sum, T.ReduceMax)):
-        if t.idx in blocked:
+    if isinstance(t, (T.Lamda, T.Sum, T.ReduceMax)):
+        bound = set(t.idxs) if isinstance(t, T.Lamda) else {t.idx}
+        if bound & blocked:
             return t
-        return T.Sum(t.idx, go(t.body)) if isinstance(t, T.Sum) else T.ReduceMax(t.idx, go(t.body), t.kind)
-    if isinstance(t, T.Add):
-        return T.Add(tuple(go(a) for a in t.terms))
-    if isinstance(t, T.Mul):
-        return T.Mul(tuple(go(a) for a in t.terms))
-    if isinstance(t, T.Pow):
-        return T.Pow(go(t.base), t.exponent)
-    if isinstance(t, T.Func):
-        return T.Func(t.fn, tuple(go(a) for a in t.operands))
-    if isinstance(t, T.RealCond):
-        return T.RealCond(go(t.t), t.rel)
-    if isinstance(t, T.Named):
-        return T.Named(t.name, go(t.body))
-    if isinstance(t, T.Apply):
-        return T.Apply(t.fn, tuple(go(a) for a in t.operands))
-    if isinstance(t, T.Jacobian):
-        return T.Jacobian(t.fn, t.argno, tuple(go(a) for a in t.operands))
-    if isinstance(t, T.Deriv):
-        return t if has_hyps else T.Deriv(go(t.body), t.var, t.idx)
-    raise KernelError(f"rewrite: cannot descend into {type(t).__name__}")
+    if isinstance(t, T.Deriv) and has_hyps:
+        return t
+    return T.map_args(t, go)
 
 
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
@@ -244,13 +222,10 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
             if not (nonneg(p) and nonneg(k.size - 1 - p)):
                 raise KernelError(f"instantiate: {k.name} := {p} is not provably in [0, {k.size})")
         elif isinstance(k, T.Var):
-            v = T.as_term(v)
-            if "positive" in k.facts and nz.sign(v) != "pos":
-                raise KernelError(f"instantiate: {k.name} must be positive; {v!r} is not provably so")
-            if "nonneg" in k.facts and nz.sign(v) not in ("pos", "nonneg"):
-                raise KernelError(f"instantiate: {k.name} must be nonnegative; {v!r} is not provably so")
-            if "nonzero" in k.facts and nz.sign(v) != "pos":
-                raise KernelError(f"instantiate: {k.name} must be nonzero; {v!r} is not provably so")
+            shown = {"positive": ("pos",), "nonneg": ("pos", "nonneg"), "nonzero": ("pos",)}
+            for fact in k.facts:
+                if nz.sign(T.as_term(v)) not in shown[fact]:
+                    raise KernelError(f"instantiate: {k.name} must be {fact}; {v!r} is not provably so")
         elif isinstance(k, T.TensorFn):
             if not isinstance(v, T.FnLam):
                 raise KernelError(f"instantiate: {k.name} must be replaced by a FnLam")
@@ -319,12 +294,9 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
         if th.lhs.free_idx or th.rhs.free_idx:
             raise KernelError(f"prove_equal: the equation for {th.lhs.name} has free indices")
         mapping[th.lhs] = th.rhs
-    if mapping:
-        for side in (lhs, rhs):
-            _check_not_differentiated(side, mapping.keys())
-        lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
-    else:
-        lhs2, rhs2 = lhs, rhs
+    # subst refuses to replace a differentiated variable or to make a derivative's body
+    # depend on its variable in a new way (a hypothesis holds at a point).
+    lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
     idx = tuple(Poly.sym(fresh_index(s, "k")) for s in lhs.shape)
     for strict in (False, True):
         nz = Normalizer(strict_kinks=strict)
@@ -372,19 +344,6 @@ def _shp(shape):
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
 
-def _check_not_differentiated(t: T.Term, vars_):
-    if isinstance(t, T.Deriv):
-        if t.var in vars_:
-            raise KernelError(f"prove_equal: {t.var.name} is differentiated and cannot be replaced by a term")
-    for a in t._args:
-        if isinstance(a, T.Term):
-            _check_not_differentiated(a, vars_)
-        elif isinstance(a, tuple):
-            for b in a:
-                if isinstance(b, T.Term):
-                    _check_not_differentiated(b, vars_)
-
-
 def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
     """Multiply ``diff`` by the positive sums it divides by: ``diff == 0`` iff the product
     is (identities such as the sigmoid's that need a common denominator)."""
@@ -408,7 +367,7 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
     return diff
 
 
-def vjp_statement(forward: T.Term, var: T.Var, cotangent: T.Var, out_idx_names=None):
+def vjp_statement(forward: T.Term, var: T.Var, cotangent: T.Var):
     """The transpose-Jacobian product of ``forward`` (a term in ``var``) applied to
     ``cotangent`` (a variable of ``forward``'s shape), as a tensor of ``var``'s shape:
     ``Lamda[K]( sum_I cotangent[I] * d forward[I] / d var[K] )``."""

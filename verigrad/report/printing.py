@@ -1,10 +1,14 @@
-"""Plain-text and LaTeX printers for terms (trusted to print, proves nothing)."""
+"""Plain-text and LaTeX printers for kernel terms (untrusted display).
+
+As in HOL Light, the printer is outside the kernel: it cannot change what a theorem
+says, only how it is shown. Importing verigrad installs it as the kernel's display.
+"""
 from __future__ import annotations
 
 from fractions import Fraction
 
-from . import terms as T
-from .sizes import Poly, poly_str
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import Poly, poly_str
 
 # Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
 
@@ -199,3 +203,6 @@ def _latex(t):
         v = _name(t.var.name) + ("_{" + ", ".join(_lpoly(e) for e in t.idx) + "}" if t.idx else "")
         return rf"\frac{{\partial}}{{\partial {v}}} " + p(t.body, 5)[0], 2
     return r"\mathrm{?}", 5
+
+
+T.install_printer(text, latex)
