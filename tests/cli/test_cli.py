@@ -1,0 +1,20 @@
+"""The command line: --version, --help, and clean errors."""
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "verigrad.cli", *args], capture_output=True, text=True)
+
+
+def test_version_and_help():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("verigrad ")
+    r = run("--help")
+    assert r.returncode == 0 and "usage: verigrad" in r.stdout
+
+
+def test_unknown_command_is_bad_input_without_traceback():
+    r = run("no-such-command")
+    assert r.returncode == 3
+    assert "Traceback" not in r.stderr and "invalid choice" in r.stderr
