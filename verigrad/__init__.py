@@ -11,3 +11,15 @@ from .report import printing as _printing  # noqa: E402,F401  (installs the term
 from .certify import canon as _canon  # noqa: E402
 
 _canon.install()  # the untrusted search for canonical binder orders
+
+
+def certify(fn, shapes, **kw):
+    """Certify a ``jax.custom_vjp`` function for all sizes (see ``verigrad.certify.api``)."""
+    from .certify.api import certify as _certify
+    return _certify(fn, shapes, **kw)
+
+
+def certify_vjp(forward, backward, shapes, **kw):
+    """Certify ``backward(*primals, dy)`` against ``forward`` (see ``verigrad.certify.api``)."""
+    from .certify.api import certify_vjp as _certify_vjp
+    return _certify_vjp(forward, backward, shapes, **kw)
