@@ -1,0 +1,179 @@
+"""Compile StableHLO text and call it (untrusted, but checked at every call).
+
+``compile(text, backend="xla")`` gives an ``Executable``: called with one array per
+argument of ``@main``, it returns one device array per result, which can be passed
+straight back in (parameters stay on the device between steps).
+
+Every call checks each argument's shape and dtype against ``@main``'s signature
+first: PJRT compares only byte sizes, so a float32[10, 64] in a float32[64, 10] slot
+(or an int32 in a float32 slot) would run and give wrong numbers. A mismatch is an
+``ArgumentError`` naming the argument.
+
+Backends:
+- ``xla``: XLA through PJRT, jax's CPU (or GPU) client;
+- ``iree``: IREE's ``llvm-cpu`` target (optional: ``pip install 'verigrad[iree]'``).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from verigrad.frontends.stablehlo import Signature, StableHLOError, TensorSpec, dtype_name, parse, signature
+
+BACKENDS = ("xla", "iree")
+
+
+class ArgumentError(ValueError):
+    """An argument whose shape or dtype differs from ``@main``'s signature."""
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend is not installed."""
+
+
+def check_arguments(sig: Signature, args, names=None):
+    """Raise ``ArgumentError`` unless ``args`` match ``sig.inputs`` one for one."""
+    if len(args) != len(sig.inputs):
+        raise ArgumentError(f"@main takes {len(sig.inputs)} arguments, got {len(args)}")
+    for k, (a, spec) in enumerate(zip(args, sig.inputs)):
+        shape = tuple(int(d) for d in getattr(a, "shape", ()))
+        dtype = getattr(a, "dtype", None)
+        if shape != spec.shape or dtype is None or np.dtype(dtype) != spec.np_dtype:
+            label = names[k] if names else spec.name
+            got = f"shape {shape} {np.dtype(dtype).name if dtype is not None else type(a).__name__}"
+            raise ArgumentError(f"argument {k} ({label}): expected {spec}, got {got}")
+
+
+def _host(a, spec: TensorSpec):
+    """Python scalars become arrays of the slot's dtype; arrays are left alone so the
+    check sees their real dtype."""
+    if isinstance(a, (bool, int, float)) and spec.shape == ():
+        return np.asarray(a, dtype=spec.np_dtype)
+    return a
+
+
+class Executable:
+    """A compiled ``@main``. ``exe(*args)`` checks the arguments, then runs."""
+
+    backend = "?"
+
+    def __init__(self, sig: Signature, names=None, compile_seconds: float = 0.0):
+        self.signature = sig
+        self.names = list(names) if names is not None else [s.name for s in sig.inputs]
+        self.compile_seconds = compile_seconds
+
+    def __call__(self, *args):
+        args = [_host(a, s) for a, s in zip(args, self.signature.inputs)]
+        check_arguments(self.signature, args, self.names)
+        return self._run(args)
+
+    def put(self, value, k: int):
+        """``value`` on the device, as argument ``k`` expects it (checked)."""
+        value = _host(value, self.signature.inputs[k])
+        check_arguments(Signature((self.signature.inputs[k],), ()), [value], [self.names[k]])
+        return self._put(value, k)
+
+    def _run(self, args):
+        raise NotImplementedError
+
+    def _put(self, value, k):
+        raise NotImplementedError
+
+
+# -- XLA through PJRT --------------------------------------------------------------------------
+
+class XlaExecutable(Executable):
+    backend = "xla"
+
+    def __init__(self, text, sig, names=None, device=None):
+        import jax
+        from jax.extend import backend as jb
+
+        t0 = time.perf_counter()
+        client = jb.get_backend()
+        self.device = device or client.local_devices()[0]
+        options = jb.get_compile_options(num_replicas=1, num_partitions=1)
+        try:
+            self.exe = client.compile_and_load(text, [self.device], options)
+        except Exception as e:  # XLA's errors are plain RuntimeErrors with the reason
+            raise StableHLOError(f"XLA could not compile the module: {str(e).strip().splitlines()[0]}") from None
+        self._jax = jax
+        super().__init__(sig, names, time.perf_counter() - t0)
+
+    def _put(self, value, k):
+        if isinstance(value, self._jax.Array) and value.devices() == {self.device}:
+            return value
+        return self._jax.device_put(value, self.device)
+
+    def _run(self, args):
+        return self.exe.execute([self._put(a, k) for k, a in enumerate(args)])
+
+
+# -- IREE ------------------------------------------------------------------------------------------
+
+def iree_available() -> str | None:
+    """None if IREE can be used, else the reason it cannot."""
+    try:
+        import iree.compiler  # noqa: F401
+        import iree.runtime  # noqa: F401
+    except ImportError as e:
+        return f"IREE is not installed ({e.name}); pip install 'verigrad[iree]'"
+    return None
+
+
+class IreeExecutable(Executable):
+    backend = "iree"
+
+    def __init__(self, text, sig, names=None, driver="local-sync"):
+        why = iree_available()
+        if why:
+            raise BackendUnavailable(why)
+        import iree.compiler as ic
+        import iree.runtime as rt
+
+        t0 = time.perf_counter()
+        try:
+            vmfb = ic.compile_str(text, input_type="stablehlo", target_backends=["llvm-cpu"],
+                                  extra_args=["--iree-llvmcpu-target-cpu=host"])
+        except Exception as e:
+            lines = [ln for ln in str(e).splitlines() if "error" in ln] or str(e).splitlines()
+            raise StableHLOError(f"IREE could not compile the module: {lines[0].strip()}") from None
+        self.config = rt.Config(driver)
+        ctx = rt.SystemContext(config=self.config)
+        vm = rt.VmModule.copy_buffer(ctx.instance, vmfb)
+        ctx.add_vm_module(vm)
+        self.ctx, self.fn, self._rt = ctx, ctx.modules[vm.name]["main"], rt
+        super().__init__(sig, names, time.perf_counter() - t0)
+
+    def _put(self, value, k):
+        if isinstance(value, self._rt.DeviceArray):
+            return value
+        return self._rt.asdevicearray(self.config.device, np.asarray(value))
+
+    def _run(self, args):
+        out = self.fn(*[self._put(a, k) for k, a in enumerate(args)])
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def compile(text, backend: str = "xla", names=None, path: str = "<text>") -> Executable:
+    """Parse and verify ``text``, read ``@main``'s signature, compile with ``backend``."""
+    parsed = parse(text, path)
+    sig = signature(parsed)
+    src = text.decode() if isinstance(text, bytes) else str(text)
+    if backend == "xla":
+        return XlaExecutable(src, sig, names)
+    if backend == "iree":
+        return IreeExecutable(src, sig, names)
+    raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+
+
+def to_host(x) -> np.ndarray:
+    """A device array (XLA or IREE) as a numpy array."""
+    if hasattr(x, "to_host"):
+        return np.asarray(x.to_host())
+    return np.asarray(x)
+
+
+__all__ = ["compile", "Executable", "ArgumentError", "BackendUnavailable", "check_arguments", "iree_available",
+           "to_host", "BACKENDS", "dtype_name"]
