@@ -15,6 +15,7 @@ Backends:
 """
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -156,16 +157,25 @@ class IreeExecutable(Executable):
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+_compiled: dict = {}
+
+
 def compile(text, backend: str = "xla", names=None, path: str = "<text>") -> Executable:
-    """Parse and verify ``text``, read ``@main``'s signature, compile with ``backend``."""
-    parsed = parse(text, path)
-    sig = signature(parsed)
+    """Parse and verify ``text``, read ``@main``'s signature, compile with ``backend``.
+
+    Executables hold no state between calls, so one per (text, backend, names) is
+    kept and reused."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     src = text.decode() if isinstance(text, bytes) else str(text)
-    if backend == "xla":
-        return XlaExecutable(src, sig, names)
-    if backend == "iree":
-        return IreeExecutable(src, sig, names)
-    raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    key = (hashlib.sha256(src.encode()).hexdigest(), backend, tuple(names) if names is not None else None)
+    hit = _compiled.get(key)
+    if hit is not None:
+        return hit
+    sig = signature(parse(src, path))
+    exe = XlaExecutable(src, sig, names) if backend == "xla" else IreeExecutable(src, sig, names)
+    _compiled[key] = exe
+    return exe
 
 
 def to_host(x) -> np.ndarray:
