@@ -1,2 +1,46 @@
 """The proof language (untrusted front end): theorem files with ``apply`` and ``prove``
-in the style of ``Eq << step``; every step is re-checked by the kernel."""
+in the style of ``Eq << step``; every step is re-checked by the kernel.
+
+``from verigrad.proof import *`` gives what a theorem file needs: ``Symbol``, ``oo``,
+``Range``, ``Interval``, the decorators ``apply`` and ``prove``, statements
+(``Equality``, ``Contains``), tensor expressions (``Sum``, ``Lamda``, ``KroneckerDelta``,
+``BlockMatrix``, ``ZeroMatrix``, ``Identity``, ``Swap``, ``Min``, ``Max``, ``Bool``,
+``Piecewise``, ``Derivative``, ``vjp``) and functions (``exp``, ``log``, ``sqrt``,
+``softmax``, ``layer_norm`` ...). A proof writes facts to its log ``Eq``; a tactic such as
+``Eq[-1].this.rhs.distribute()`` only proposes the new expression, and the step is
+accepted when the kernel proves old = new. Modules:
+
+- ``expr``        the expression tree and what each node compiles to (kernel terms)
+- ``functions``   the table of named functions (softmax, layer_norm, gelu, ...)
+- ``symbols``     ``Symbol``: sizes, indices, tensors, definitions
+- ``tactics``     rewriting proposals (a table from name to rule)
+- ``cursor``      positions inside a fact (``.this.rhs.args[1]``) and applying tactics
+- ``log``         facts, their kernel theorems and derivations; the log ``Eq``
+- ``kernel_glue`` the few ways proposals become kernel theorems
+- ``script``      ``@apply``/``@prove``, running a proof, citations, closing goals
+- ``library``     the theorem library: discovery, records, cache, parallel checking
+- ``command``     ``verigrad verify``
+
+The library API (for ``verigrad verify`` and the HTML proof browser):
+``load_library()`` lists the theorems; ``verify_theorem(name_or_path)`` checks one and
+returns a ``TheoremRecord``; ``verify_library(...)`` checks many, in parallel, cached.
+"""
+from .expr import (Add, BlockMatrix, Bool, Contains, Derivative, Equality, Identity, Indexed, Interval,
+                   KroneckerDelta, Lamda, MatMul, Max, Min, Mul, Number, OneMatrix, Piecewise, Pow, ProofError,
+                   Range, Sum, Swap, Transpose, Vjp as vjp, ZeroMatrix, oo, pi, sqrt)
+from .functions import (Function, erf, exp, gelu, gelu_tanh, layer_norm, log, log_softmax, logsumexp, mean,
+                        relu, rms_norm, sigmoid, silu, softmax, softplus, tanh, trace, var)
+from .symbols import Symbol
+from .script import apply, prove
+from .kernel_glue import StepRejected
+from .library import TheoremRecord, StepRecord, load_library, verify_theorem, verify_library
+
+Plus = Add
+Eq = Equality
+
+__all__ = ["Add", "BlockMatrix", "Bool", "Contains", "Derivative", "Equality", "Identity", "Indexed", "Interval",
+           "KroneckerDelta", "Lamda", "MatMul", "Max", "Min", "Mul", "OneMatrix", "Piecewise", "Plus", "Pow",
+           "ProofError", "Range", "Sum", "Swap", "Transpose", "ZeroMatrix", "oo", "pi", "sqrt", "vjp", "Function",
+           "erf", "exp", "gelu", "gelu_tanh", "layer_norm", "log", "log_softmax", "logsumexp", "mean", "relu",
+           "rms_norm", "sigmoid", "silu", "softmax", "softplus", "tanh", "trace", "var", "Symbol", "apply", "prove",
+           "StepRejected"]

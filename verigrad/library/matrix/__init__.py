@@ -1,0 +1,1 @@
+"""Matrix identities: transposes, traces, products, block matrices, special matrices."""

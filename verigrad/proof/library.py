@@ -1,0 +1,378 @@
+"""The theorem library: discovery, records, a content-addressed cache, parallel checking.
+
+The API the ``verify`` command and the HTML proof browser are built on:
+
+- ``load_library()`` -> ``[TheoremInfo]``: every theorem file under
+  ``verigrad/library/<area>/<name>.py`` (name ``area.name``), with what it cites;
+- ``verify_theorem(name_or_path)`` -> ``TheoremRecord``: runs one proof in this process;
+  the record keeps the live kernel objects (``record.theorems``, each step's
+  ``lhs``/``rhs`` terms and ``theorem``) besides its JSON-able fields;
+- ``verify_library(patterns, jobs, use_cache)`` -> ``[TheoremRecord]``: many theorems,
+  in worker processes, results cached by a content hash of the theorem file, of every
+  file it cites (transitively), and of verigrad's own sources and version.
+
+A record: ``name, area, file, doc, status ('proved' | 'plausible' | 'failed'), reason,
+line, statement (the kernel's, as text), latex, display (as written), steps, axioms,
+conditions, cites, seconds``. A step: ``label, index, name, line, rule, uses (labels of
+the entries it used), status ('proved' | 'pending'), kind ('goal', 'definition', ...),
+display, statement, latex`` and, live only, ``lhs``, ``rhs`` and ``theorem``.
+"""
+from __future__ import annotations
+
+import ast
+import concurrent.futures as cf
+import hashlib
+import json
+import multiprocessing
+import os
+from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatch
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+PACKAGE = "verigrad.library"
+ROOT = Path(__file__).resolve().parent.parent / "library"
+SOURCES = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class TheoremInfo:
+    name: str          # "softmax.sums_to_one"
+    module: str        # "verigrad.library.softmax.sums_to_one"
+    area: str
+    file: str
+    cites: list = field(default_factory=list)   # modules imported from the library
+
+    @property
+    def doc(self) -> str:
+        try:
+            tree = ast.parse(Path(self.file).read_text())
+        except (OSError, SyntaxError):
+            return ""
+        return (ast.get_docstring(tree) or "").strip()
+
+
+@dataclass
+class StepRecord:
+    label: str
+    index: Optional[int]
+    name: Optional[str]
+    line: Optional[int]
+    rule: str
+    uses: list
+    status: str
+    kind: str
+    display: str
+    statement: str
+    latex: str
+    note: str = ""
+    lhs: Any = field(default=None, repr=False, compare=False)
+    rhs: Any = field(default=None, repr=False, compare=False)
+    theorem: Any = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k in ("lhs", "rhs", "theorem"):
+            d.pop(k)
+        return d
+
+
+@dataclass
+class TheoremRecord:
+    name: str
+    area: str
+    file: str
+    status: str
+    reason: str = ""
+    line: Optional[int] = None
+    doc: str = ""
+    statement: str = ""
+    latex: str = ""
+    display: str = ""
+    steps: list = field(default_factory=list)
+    axioms: list = field(default_factory=list)
+    conditions: list = field(default_factory=list)
+    cites: list = field(default_factory=list)
+    seconds: float = 0.0
+    cached: bool = False
+    theorems: list = field(default_factory=list, repr=False, compare=False)
+
+    def to_json(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("steps", "theorems", "cached")}
+        d["steps"] = [s.to_json() if isinstance(s, StepRecord) else s for s in self.steps]
+        return d
+
+    @staticmethod
+    def from_json(d: dict) -> "TheoremRecord":
+        d = dict(d)
+        steps = [StepRecord(**s) for s in d.pop("steps", [])]
+        return TheoremRecord(steps=steps, **d)
+
+
+# -- discovery ----------------------------------------------------------------------------------
+
+def _module_of(path: Path) -> str:
+    rel = path.resolve().relative_to(ROOT).with_suffix("")
+    return PACKAGE + "." + ".".join(rel.parts)
+
+
+def cites_of(path: Path) -> list:
+    """The library modules a theorem file imports (its citations), read without running it."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return []
+    me = _module_of(path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = me.split(".")[:-node.level]
+                base = ".".join(parts + ([base] if base else []))
+            if not base.startswith(PACKAGE):
+                continue
+            for a in node.names:
+                for cand in (f"{base}.{a.name}", base):
+                    if _file_of(cand) is not None:
+                        out.append(cand)
+                        break
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith(PACKAGE) and _file_of(a.name) is not None:
+                    out.append(a.name)
+    return sorted(set(m for m in out if m != me))
+
+
+def _file_of(module: str) -> Optional[Path]:
+    if not module.startswith(PACKAGE + "."):
+        return None
+    rel = module[len(PACKAGE) + 1:].split(".")
+    p = ROOT.joinpath(*rel).with_suffix(".py")
+    return p if p.is_file() else None
+
+
+def load_library(root: Path | None = None) -> list:
+    """Every theorem file of the library, sorted by name."""
+    root = Path(root) if root else ROOT
+    out = []
+    for path in sorted(root.glob("*/*.py")):
+        if path.name.startswith("_"):
+            continue
+        module = _module_of(path)
+        name = module[len(PACKAGE) + 1:]
+        out.append(TheoremInfo(name, module, path.parent.name, str(path), cites_of(path)))
+    return out
+
+
+def select(infos, patterns) -> list:
+    """Theorems whose name (``area.name``), area or file matches a glob or contains a
+    pattern; all when no pattern is given."""
+    if not patterns:
+        return list(infos)
+    out = []
+    for info in infos:
+        for p in patterns:
+            if fnmatch(info.name, p) or p in info.name or fnmatch(info.area, p) or \
+                    Path(p).resolve() == Path(info.file).resolve():
+                out.append(info)
+                break
+    return out
+
+
+# -- records from proof runs ----------------------------------------------------------------------
+
+def _text_pair(L, R):
+    return f"{L!r} = {R!r}"
+
+
+def _latex_pair(L, R):
+    from verigrad.report.printing import latex
+    return f"{latex(L)} = {latex(R)}"
+
+
+def record_of(res, info: TheoremInfo | None = None) -> TheoremRecord:
+    """A record of a proof run (``script.ProofResult``)."""
+    log = res.log
+    steps = []
+    if log is not None:
+        for f in log.entries:
+            try:
+                L, R = f.pair
+                statement, latex = _text_pair(L, R), _latex_pair(L, R)
+            except Exception as e:          # a statement that does not compile
+                L = R = None
+                statement, latex = f"(does not compile: {e})", ""
+            uses = [g.label for g in f.inputs if g.index is not None or g.name is not None]
+            steps.append(StepRecord(f.label, f.index, f.name, f.line, f.rule, uses,
+                                    "proved" if f.proved else "pending", f.kind, str(f), statement, latex,
+                                    f.note or "", L, R, f.theorem))
+    if res.theorems:
+        statement = "; ".join(th.statement() for th in res.theorems)
+        latex = "; ".join(th.latex() for th in res.theorems)
+    else:
+        goals = [f for f in (log.goals if log is not None else [])]
+        statement = "; ".join(_safe(lambda: _text_pair(*g.pair)) for g in goals)
+        latex = "; ".join(_safe(lambda: _latex_pair(*g.pair)) for g in goals)
+    display = "; ".join(str(s) for s in (res.goal_statements or []))
+    name = info.name if info else res.module.split(".", 2)[-1]
+    area = info.area if info else name.split(".")[0]
+    return TheoremRecord(name=name, area=area, file=res.file or (info.file if info else ""), status=res.status,
+                         reason=res.reason, line=res.line, doc=info.doc if info else "", statement=statement,
+                         latex=latex, display=display, steps=steps, axioms=res.axioms if res.status == "proved" else [],
+                         conditions=res.conditions, cites=list(res.cites), seconds=round(res.seconds, 6),
+                         theorems=list(res.theorems))
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception as e:
+        return f"(does not compile: {e})"
+
+
+def _info_for(name_or_path) -> TheoremInfo:
+    infos = load_library()
+    for info in infos:
+        if name_or_path in (info.name, info.module) or (
+                os.path.exists(str(name_or_path)) and Path(name_or_path).resolve() == Path(info.file).resolve()):
+            return info
+    raise KeyError(f"no theorem {name_or_path!r} in the library")
+
+
+def verify_theorem(name_or_path) -> TheoremRecord:
+    """Check one theorem in this process and return its record (with live kernel objects)."""
+    from .script import run_proof
+    info = _info_for(name_or_path)
+    return record_of(run_proof(info.module), info)
+
+
+# -- the cache ----------------------------------------------------------------------------------------
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VERIGRAD_CACHE") or Path.home() / ".cache" / "verigrad") / "verify"
+
+
+@lru_cache(maxsize=1)
+def _fingerprint() -> str:
+    """verigrad's version and sources (all but the library): a change anywhere in the
+    checker invalidates every cached result."""
+    from verigrad import __version__
+    h = hashlib.sha256(__version__.encode())
+    for p in sorted(SOURCES.rglob("*.py")):
+        if ROOT in p.parents:
+            continue
+        h.update(str(p.relative_to(SOURCES)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(info: TheoremInfo, by_module: dict) -> str:
+    """Content hash of the theorem file and of every file it cites, transitively."""
+    seen, stack = set(), [info.module]
+    while stack:
+        m = stack.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        other = by_module.get(m)
+        if other is not None:
+            stack.extend(other.cites)
+    h = hashlib.sha256(_fingerprint().encode())
+    h.update(info.module.encode())
+    for m in sorted(seen):
+        f = _file_of(m)
+        h.update(m.encode())
+        h.update(f.read_bytes() if f is not None else b"<missing>")
+    return h.hexdigest()
+
+
+def _load_cached(key: str) -> Optional[TheoremRecord]:
+    p = cache_dir() / f"{key}.json"
+    try:
+        rec = TheoremRecord.from_json(json.loads(p.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    rec.cached = True
+    return rec
+
+
+def _store(key: str, rec: TheoremRecord):
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(rec.to_json()))
+        tmp.replace(d / f"{key}.json")
+    except OSError:
+        pass
+
+
+# -- checking many theorems ------------------------------------------------------------------------------
+
+def _worker_init():
+    import verigrad.proof  # noqa: F401  (workers import verigrad once)
+
+
+def _verify_module(module: str, name: str) -> dict:
+    from .script import run_proof
+    info = None
+    for i in load_library():
+        if i.module == module:
+            info = i
+    return record_of(run_proof(module), info).to_json()
+
+
+def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
+                   on_result: Callable | None = None, on_start: Callable | None = None) -> list:
+    """Check the selected theorems (all by default): cached results where the content
+    hash matches, the rest in ``jobs`` worker processes. ``on_start(n_to_check)`` and
+    ``on_result(record)`` report progress. Records come back in library order."""
+    infos = select(load_library(), patterns)
+    by_module = {i.module: i for i in load_library()}
+    keys = {i.module: cache_key(i, by_module) for i in infos}
+    out: dict = {}
+    todo = []
+    for info in infos:
+        rec = _load_cached(keys[info.module]) if use_cache else None
+        if rec is not None:
+            out[info.module] = rec
+            if on_result:
+                on_result(rec)
+        else:
+            todo.append(info)
+    if on_start:
+        on_start(len(todo))
+    jobs = jobs or os.cpu_count() or 1
+    if todo and (jobs <= 1 or len(todo) == 1):
+        for info in todo:
+            rec = verify_theorem(info.module)
+            _finish(out, keys, info, rec, on_result)
+    elif todo:
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
+                                    initializer=_worker_init) as pool:
+            futures = {pool.submit(_verify_module, i.module, i.name): i for i in _balanced(todo)}
+            for fut in cf.as_completed(futures):
+                info = futures[fut]
+                try:
+                    rec = TheoremRecord.from_json(fut.result())
+                except Exception as e:     # a worker died
+                    rec = TheoremRecord(info.name, info.area, info.file, "failed",
+                                        reason=f"the checker crashed: {type(e).__name__}: {e}")
+                _finish(out, keys, info, rec, on_result)
+    return [out[i.module] for i in infos]
+
+
+def _balanced(todo):
+    """Theorems that cite others first (they take longest), so workers finish together."""
+    return sorted(todo, key=lambda i: -len(i.cites))
+
+
+def _finish(out, keys, info, rec, on_result):
+    out[info.module] = rec
+    if not rec.reason.startswith("the checker crashed"):
+        _store(keys[info.module], rec)
+    if on_result:
+        on_result(rec)

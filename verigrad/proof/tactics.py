@@ -1,0 +1,436 @@
+"""Tactics: untrusted proposals for rewriting an expression (a table from name to rule).
+
+A tactic maps a node to a new node that should be equal to it (``definition`` unfolds a
+definition, ``distribute`` multiplies out, ``as_Sum`` writes a product as its sum ...).
+It proves nothing: the cursor that applies it asks the kernel to prove old = new, and a
+wrong proposal is a rejected step. Tactics may also name a kernel theorem to rewrite
+with (``definition`` the symbol's definition, ``subs`` the fact substituted).
+"""
+from __future__ import annotations
+
+from verigrad.kernel import normal_form
+
+from .expr import (Add, Binder, BlockMatrix, Bool, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
+                   MatMul, Max, Min, Mul, Number, Piecewise, Pow, ProofError, Raw, Relational, Slice, SizeExpr,
+                   Sum, Swap, TensorSymbol, Transpose, ZeroMatrix, _MinMax, as_expr, replace, zeros)
+from .functions import Call, fresh_symbol
+
+_ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
+_ROWWISE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
+_REDUCE = {"logsumexp", "mean", "var"}
+
+
+class TacticError(ProofError):
+    """A tactic does not apply to the node it was asked to rewrite."""
+
+
+# -- pushing indices inward (SymPy's automatic evaluation of X[i]) ------------------------------
+
+def push_index(e: Expr, idx) -> Expr:
+    """``e[idx]`` with the index moved inside where the structure allows (untrusted;
+    whatever it returns is checked against ``e[idx]`` by the kernel)."""
+    idx = [as_expr(i) for i in idx]
+    if not idx:
+        return e
+    if isinstance(e, Lamda):
+        outer = list(reversed(e.variables))
+        k = min(len(outer), len(idx))
+        body = e.function
+        for v, i in zip(outer[:k], idx[:k]):
+            body = replace(body, v, i)
+        if k < len(outer):
+            rest = [(v, n) for v, n in e.limits if v in outer[k:]]
+            body = Lamda(body, rest)
+        return push_index(body, idx[k:])
+    if isinstance(e, (Add, Mul)) and not e.is_int:
+        R = len(e.shape)
+        args = []
+        for a in e.args:
+            r = len(a.shape)
+            sub = idx[R - r:] if len(idx) > R - r else []
+            args.append(push_index(a, sub) if sub else a)
+        return type(e)(*args)
+    if isinstance(e, Pow):
+        return Pow(push_index(e.base, idx), e.exponent)
+    if isinstance(e, Call):
+        name = e.fn.name
+        if name in _ELEMENTWISE:
+            return Call(e.fn, push_index(e.arg, idx))
+        if (name in _ROWWISE and len(e.arg.shape) == 2) or (name in _REDUCE and len(e.arg.shape) == 2):
+            inner = Call(e.fn, push_index(e.arg, idx[:1]), *e.args[1:])
+            return push_index(inner, idx[1:]) if len(idx) > 1 else inner
+        return Indexed(e, *idx)
+    if isinstance(e, MatMul):
+        return push_index(_distribute_matmul(_matmul_index(e, idx[0])), idx[1:])
+    if isinstance(e, Transpose):
+        x = e.arg
+        if len(x.shape) == 2 and len(idx) >= 2:
+            return push_index(x, [idx[1], idx[0]] + idx[2:])
+        if len(x.shape) == 3:
+            return push_index(Transpose(push_index(x, idx[:1])), idx[1:])
+        return Indexed(e, *idx)
+    if isinstance(e, Sum) and e.shape:
+        return Sum(push_index(e.function, idx), e.limits)
+    if isinstance(e, Indexed) and not any(isinstance(i, Slice) for i in e.indices):
+        return Indexed(e.base, *e.indices, *idx, total=e.total)
+    if isinstance(e, ZeroMatrix):
+        return zeros(e.shape[len(idx):])
+    return Indexed(e, *idx)
+
+
+def _column(B: Expr, j: Expr) -> Expr:
+    """``B[:, j]``."""
+    if isinstance(B, Transpose) and len(B.arg.shape) == 2:
+        return push_index(B.arg, [j])
+    return Indexed(B, slice(None), j)
+
+
+def _matmul_index(e: MatMul, i: Expr) -> Expr:
+    fs = list(e.args)
+    a = fs[0]
+    if len(a.shape) == 2:
+        if len(fs) > 1 and len(fs[1].shape) == 3:        # row-batched
+            return MatMul(push_index(a, [i]), push_index(fs[1], [i]), *fs[2:])
+        return MatMul(push_index(a, [i]), *fs[1:])
+    if len(a.shape) == 3:
+        return MatMul(push_index(a, [i]), *fs[1:])
+    # a vector first: the index runs over the last factor's columns
+    last = fs[-1]
+    if len(last.shape) == 2:
+        return MatMul(*fs[:-1], _column(last, i))
+    raise TacticError(f"cannot index the product {e}")
+
+
+def _distribute_matmul(e: Expr) -> Expr:
+    """Multiply out one factor that is a sum (as SymPy's evaluation of an indexed product)."""
+    if not isinstance(e, MatMul):
+        return e
+    for k, f in enumerate(e.args):
+        if isinstance(f, Add):
+            return Add(*[MatMul(*e.args[:k], t, *e.args[k + 1:]) for t in f.args], order=False)
+    return e
+
+
+def tidy_lamda(e: Lamda) -> Expr:
+    """``Lamda[j, i](X[i, j]) -> X``, ``Lamda(0) -> ZeroMatrix``, element-wise through sums
+    and products (a display choice; the kernel checks it)."""
+    if not isinstance(e, Lamda):
+        return e
+    outer = list(reversed(e.variables))
+    shape = e.shape
+
+    def eta(body):
+        if isinstance(body, Number) and body.value == 0:
+            return zeros(shape)
+        if isinstance(body, Indexed) and len(body.indices) >= len(outer) and \
+                list(body.indices[:len(outer)]) == outer:
+            rest = body.indices[len(outer):]
+            base = body.base
+            if not any(base.has(v) for v in outer) and not any(r.has(v) for r in rest for v in outer):
+                x = Indexed(base, *rest) if rest else base
+                return x if x.shape == shape else None
+        if isinstance(body, (Add, Mul)):
+            parts = []
+            for a in body.args:
+                if a.shape == () and not any(a.has(v) for v in outer):
+                    parts.append(a)
+                    continue
+                t = eta(a)
+                if t is None:
+                    return None
+                parts.append(t)
+            return type(body)(*parts, order=False)
+        return None
+    out = eta(e.function)
+    return out if out is not None else e
+
+
+# -- the tactics ----------------------------------------------------------------------------------
+
+def t_definition(node: Expr, ctx):
+    """Unfold a defined symbol (or an entry of one) or a defined function."""
+    if isinstance(node, TensorSymbol) and node.definition is not None:
+        return node.definition, node.definition_theorem
+    if isinstance(node, Indexed) and isinstance(node.base, TensorSymbol) and node.base.definition is not None:
+        return push_index(node.base.definition, node.indices), node.base.definition_theorem
+    if isinstance(node, Call):
+        return node.expand(), None
+    if isinstance(node, Indexed) and isinstance(node.base, Call):
+        return push_index(node.base.expand(), node.indices), None
+    raise TacticError(f"definition: {node} is not a defined symbol or function")
+
+
+def _delta_form(e: Expr) -> Expr:
+    """Entries of special matrices as Kronecker deltas, everywhere in ``e``."""
+    if isinstance(e, Indexed) and len(e.indices) == len(e.base.shape):
+        b = e.base
+        if isinstance(b, BlockMatrix):
+            return _delta_form(b.entry(list(e.indices)))
+        if isinstance(b, Swap):
+            return b.entry(*e.indices)
+        if isinstance(b, Identity):
+            return KroneckerDelta(*e.indices)
+        if isinstance(b, ZeroMatrix):
+            return Number(0)
+    if isinstance(e, Bool) and e.op == "==":
+        return KroneckerDelta(e.args[0], e.args[1])
+    if not e.args:
+        return e
+    new = [_delta_form(a) for a in e.args]
+    if all(a is b for a, b in zip(new, e.args)):
+        return e
+    return e.rebuild(new)
+
+
+def t_as_KroneckerDelta(node, ctx):
+    out = _delta_form(node)
+    if out == node:
+        raise TacticError(f"as_KroneckerDelta: nothing to rewrite in {node}")
+    return out
+
+
+def _names(ctx):
+    return ctx.statement_exprs()
+
+
+def _product_as_sum(node: MatMul, ctx, name=None) -> Expr:
+    """``A @ B @ ...`` written as sums over the contracted indices (left to right)."""
+    out = node.args[0]
+    for B in node.args[1:]:
+        out = _pair_sum(out, B, ctx, name)
+    return out
+
+
+def _pair_sum(A, B, ctx, name):
+    n = A.shape[-1]
+    if name is not None and name not in {s for e in (A, B) for s in e.symbol_names()}:
+        j = IntSymbol.bound(name, n)
+    else:
+        j = fresh_symbol(n, A, B, *_names(ctx), prefer="jklpq")
+    ra, rb = len(A.shape), len(B.shape)
+    if ra == 1:
+        return Sum(push_index(A, [j]) * push_index(B, [j]), [(j, n)])
+    if ra == 2 and rb == 1:
+        i = fresh_symbol(A.shape[0], A, B, *_names(ctx), j, prefer="ipq")
+        return Lamda(Sum(push_index(A, [i, j]) * push_index(B, [j]), [(j, n)]), [(i, A.shape[0])])
+    if ra == 2 and rb == 2:
+        i = fresh_symbol(A.shape[0], A, B, *_names(ctx), j, prefer="ipq")
+        k = fresh_symbol(B.shape[1], A, B, *_names(ctx), j, i, prefer="kluvw")
+        return Lamda(Sum(push_index(A, [i, j]) * push_index(B, [j, k]), [(j, n)]), [(k, B.shape[1]), (i, A.shape[0])])
+    raise TacticError(f"as_Sum: a product of shapes {A.shape} and {B.shape}")
+
+
+def t_as_Sum(node, ctx, free_symbol=None):
+    if isinstance(node, MatMul):
+        return _product_as_sum(node, ctx, _free_name(free_symbol))
+    if isinstance(node, Sum):
+        return node
+    raise TacticError(f"as_Sum: {node} is not a product")
+
+
+def _free_name(free_symbol):
+    if free_symbol is None:
+        return None
+    if isinstance(free_symbol, (set, frozenset, list, tuple)):
+        free_symbol = next(iter(free_symbol))
+    return free_symbol.name if isinstance(free_symbol, IntSymbol) else str(free_symbol)
+
+
+def _expand(e: Expr) -> Expr:
+    """Multiply out products over sums, recursively."""
+    if not e.args:
+        return e
+    e = e.rebuild([_expand(a) for a in e.args])
+    if isinstance(e, (Mul, MatMul)):
+        for k, f in enumerate(e.args):
+            if isinstance(f, Add):
+                cls = type(e)
+                return _expand(Add(*[cls(*e.args[:k], t, *e.args[k + 1:]) for t in f.args], order=False))
+    return e
+
+
+def t_expand(node, ctx, free_symbol=None, deep=True):
+    if isinstance(node, MatMul) and (free_symbol is not None or all(len(a.shape) <= 1 for a in node.args[:1])):
+        return _product_as_sum(node, ctx, _free_name(free_symbol))
+    return _expand(node)
+
+
+def t_distribute(node, ctx):
+    if isinstance(node, (Mul, MatMul)):
+        for k, f in enumerate(node.args):
+            if isinstance(f, Add):
+                cls = type(node)
+                return Add(*[cls(*node.args[:k], t, *node.args[k + 1:]) for t in f.args], order=False)
+    raise TacticError(f"distribute: {node} is not a product with a sum among its factors")
+
+
+def _remove_factor(term: Expr, x: Expr):
+    if term == x:
+        return Number(1)
+    if isinstance(term, Mul) and x in term.args:
+        args = list(term.args)
+        args.remove(x)
+        return Mul(*args, order=False) if len(args) > 1 else args[0]
+    return None
+
+
+def t_collect(node, ctx, x):
+    x = as_expr(x)
+    if not isinstance(node, Add):
+        raise TacticError(f"collect: {node} is not a sum")
+    inside, outside = [], []
+    for t in node.args:
+        r = _remove_factor(t, x)
+        (outside if r is None else inside).append(t if r is None else r)
+    if len(inside) < 1:
+        raise TacticError(f"collect: no term of {node} has the factor {x}")
+    collected = Mul(x, Add(*inside, order=False), order=False)
+    return Add(collected, *outside, order=False) if outside else collected
+
+
+def _merge_sums(node: Add, ctx) -> Expr:
+    sums = [a for a in node.args if isinstance(a, Sum) and len(a.limits) == 1]
+    others = [a for a in node.args if not (isinstance(a, Sum) and len(a.limits) == 1)]
+    if len(sums) < 2:
+        raise TacticError(f"astype(Sum): {node} has fewer than two sums to merge")
+    size = sums[0].limits[0][1]
+    if any(s.limits[0][1] is not size for s in sums):
+        raise TacticError("astype(Sum): the sums run over different ranges")
+    name = min(s.variables[0].name for s in sums)
+    j = IntSymbol.bound(name, size)
+    bodies = [replace(s.function, s.variables[0], j) for s in sums]
+    return Add(Sum(Add(*bodies, order=False), [(j, size)]), *others, order=False) if others else \
+        Sum(Add(*bodies, order=False), [(j, size)])
+
+
+def _push_into_minmax(node: Expr, cls) -> Expr:
+    """``a + Min(b, c) -> Min(a + b, a + c)`` (and ``c * Min`` for a constant c >= 0)."""
+    if isinstance(node, Add):
+        mm = [a for a in node.args if isinstance(a, cls)]
+        if mm:
+            target = mm[0]
+            rest = [a for a in node.args if a is not target]
+            return cls(*[Add(*rest, b) for b in target.args])
+    raise TacticError(f"astype({cls.__name__}): {node} is not a sum with a {cls.__name__} in it")
+
+
+def t_astype(node, ctx, cls):
+    if cls is Sum:
+        if isinstance(node, Add):
+            return _merge_sums(node, ctx)
+        if isinstance(node, Mul):
+            sums = [a for a in node.args if isinstance(a, Sum)]
+            if len(sums) == 1:
+                s = sums[0]
+                rest = [a for a in node.args if a is not s]
+                return Sum(Mul(*rest, s.function, order=False), s.limits)
+        if isinstance(node, MatMul):
+            return _product_as_sum(node, ctx)
+        raise TacticError(f"astype(Sum): cannot write {node} as one sum")
+    if cls in (Min, Max):
+        return _push_into_minmax(node, cls)
+    if cls is Add:
+        return t_distribute(node, ctx)
+    if cls is Lamda:
+        shape = node.shape
+        if not shape:
+            raise TacticError("astype(Lamda) of a scalar")
+        vs = []
+        for n in shape:
+            vs.append(fresh_symbol(n, node, *_names(ctx), *vs))
+        return Lamda(push_index(node, vs), [(v, n) for v, n in reversed(list(zip(vs, shape)))])
+    raise TacticError(f"astype({getattr(cls, '__name__', cls)}) is not known")
+
+
+def _beta(e: Expr) -> Expr:
+    if not e.args:
+        return e
+    e = e.rebuild([_beta(a) for a in e.args])
+    if isinstance(e, Indexed) and isinstance(e.base, (Lamda, MatMul, Add, Mul, Transpose)) and not e.total:
+        return push_index(e.base, e.indices)
+    return e
+
+
+def _sift(e: Expr) -> Expr:
+    """``Sum[j](KroneckerDelta(j, a) f(j)) -> f(a)`` (the kernel checks the range)."""
+    if not e.args:
+        return e
+    e = e.rebuild([_sift(a) for a in e.args])
+    if isinstance(e, Sum) and len(e.limits) == 1:
+        j = e.variables[0]
+        body = e.function
+        factors = list(body.args) if isinstance(body, Mul) else [body]
+        for f in factors:
+            if isinstance(f, KroneckerDelta):
+                a, b = f.args
+                other = b if a == j else a if b == j else None
+                if other is not None and not other.has(j):
+                    rest = [g for g in factors if g is not f]
+                    out = Mul(*rest) if rest else Number(1)
+                    return replace(out, j, other)
+    return e
+
+
+def t_simplify(node, ctx):
+    """Beta-reduce entries of comprehensions, sift Kronecker deltas out of sums, and
+    write 0 for what the kernel shows is zero."""
+    from .log import _zero_if_zero
+    out = _sift(_beta(node))
+    return _zero_if_zero(out)
+
+
+def t_doit(node, ctx):
+    """Carry out derivatives and comprehension entries: the kernel's normal form of a
+    derivative, beta-reduction elsewhere."""
+    from .expr import Derivative, Vjp
+    if isinstance(node, (Derivative, Vjp)):
+        return Raw(normal_form(node.term))
+    out = _beta(node)
+    if out == node:
+        raise TacticError(f"doit: nothing to do in {node}")
+    return out
+
+
+def t_subs(node, ctx, eq, new=None):
+    from .log import Fact
+    if isinstance(eq, Fact):
+        if eq.theorem is None:
+            raise ProofError(f"subs with {eq.label} ({eq}), which is not proved")
+        out = replace(node, eq.statement.lhs, eq.statement.rhs)
+        if out is node or out == node:
+            raise TacticError(f"subs: {eq.statement.lhs} does not occur in {node}")
+        return out, eq.theorem
+    out = replace(node, as_expr(eq), as_expr(new))
+    if out == node:
+        raise TacticError(f"subs: {eq} does not occur in {node}")
+    return out
+
+
+def t_become(node, ctx, new):
+    """A hand-written replacement: the kernel must show ``node = new``."""
+    new = as_expr(new)
+    if new.shape != node.shape:
+        raise TacticError(f"{new} has another shape than {node}")
+    return new
+
+
+def t_apply(node, ctx, theorem, *args):
+    """Rewrite ``node`` with a cited theorem's equation ``lhs = rhs`` (instantiated)."""
+    from .script import cite_at
+    return cite_at(theorem, node, args)
+
+
+TACTICS = {
+    "definition": (t_definition, True),        # (rule, is a property)
+    "as_KroneckerDelta": (t_as_KroneckerDelta, False),
+    "expand": (t_expand, False),
+    "distribute": (t_distribute, False),
+    "collect": (t_collect, False),
+    "as_Sum": (t_as_Sum, False),
+    "astype": (t_astype, False),
+    "doit": (t_doit, False),
+    "simplify": (t_simplify, False),
+    "subs": (t_subs, False),
+    "become": (t_become, False),
+    "apply": (t_apply, False),
+}
