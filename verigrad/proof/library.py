@@ -25,7 +25,7 @@ import hashlib
 import json
 import multiprocessing
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
@@ -53,6 +53,9 @@ class TheoremInfo:
         return (ast.get_docstring(tree) or "").strip()
 
 
+_LIVE = ("lhs", "rhs", "theorem", "theorems")     # kernel objects: not JSON, not cached
+
+
 @dataclass
 class StepRecord:
     label: str
@@ -72,10 +75,7 @@ class StepRecord:
     theorem: Any = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        for k in ("lhs", "rhs", "theorem"):
-            d.pop(k)
-        return d
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
 
 
 @dataclass
@@ -99,8 +99,8 @@ class TheoremRecord:
     theorems: list = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("steps", "theorems", "cached")}
-        d["steps"] = [s.to_json() if isinstance(s, StepRecord) else s for s in self.steps]
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("steps", "cached")}
+        d["steps"] = [s.to_json() for s in self.steps]
         return d
 
     @staticmethod
@@ -325,12 +325,14 @@ def _verify_module(module: str, name: str) -> dict:
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
-                   on_result: Callable | None = None, on_start: Callable | None = None) -> list:
-    """Check the selected theorems (all by default): cached results where the content
-    hash matches, the rest in ``jobs`` worker processes. ``on_start(n_to_check)`` and
-    ``on_result(record)`` report progress. Records come back in library order."""
-    infos = select(load_library(), patterns)
-    by_module = {i.module: i for i in load_library()}
+                   on_result: Callable | None = None, on_start: Callable | None = None, infos=None) -> list:
+    """Check the selected theorems (``patterns`` as in ``select``, or ``infos``; all by
+    default): cached results where the content hash matches, the rest in ``jobs`` worker
+    processes. ``on_start(n_to_check)`` and ``on_result(record)`` report progress.
+    Records come back in library order."""
+    library = load_library()
+    infos = select(library, patterns) if infos is None else list(infos)
+    by_module = {i.module: i for i in library}
     keys = {i.module: cache_key(i, by_module) for i in infos}
     out: dict = {}
     todo = []

@@ -1,0 +1,182 @@
+"""``verigrad verify``: check the theorem library (every theorem, or those matching).
+
+::
+
+    verigrad verify                       # every theorem, in parallel, cached
+    verigrad verify softmax 'matrix.*'    # by area, name, glob or file
+    verigrad verify --json                # one JSON record per theorem, for scripts
+    verigrad verify --axioms softmax.sums_to_one   # the axioms a theorem rests on
+    verigrad verify --steps attention.relative_position   # the proof, step by step
+
+Exit code 0 only if every selected theorem is proved; 1 otherwise; 3 for bad input.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+NAME = "verify"
+HELP = "check the theorem library: every step of every proof re-checked by the kernel"
+
+
+def add_arguments(p):
+    p.add_argument("patterns", nargs="*", metavar="PATTERN",
+                   help="theorem names (area.name), areas, globs or files; all theorems if none")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="worker processes (default: one per CPU)")
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--no-cache", action="store_true", help="check everything again (results are still stored)")
+    p.add_argument("--axioms", metavar="NAME", help="list the axioms theorem NAME rests on")
+    p.add_argument("--steps", action="store_true", help="print each selected proof step by step")
+
+
+class _BadInput(Exception):
+    pass
+
+
+def _usage(msg):
+    return _BadInput(msg)
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except _BadInput as e:        # one line, exit code 3 (as verigrad.cli.UsageError)
+        print(f"verigrad verify: error: {e}", file=sys.stderr)
+        return 3
+
+
+def _run(args) -> int:
+    from rich.console import Console
+
+    from .library import load_library, select
+
+    if args.jobs is not None and args.jobs < 1:
+        raise _usage(f"--jobs must be at least 1, not {args.jobs}")
+    infos = load_library()
+    if args.axioms:
+        return _axioms(args, infos)
+    chosen = select(infos, args.patterns)
+    if not chosen:
+        raise _usage(f"no theorem matches {' '.join(args.patterns)!r} "
+                     f"(areas: {', '.join(sorted({i.area for i in infos}))})")
+    for p in args.patterns:
+        if not select(infos, [p]):
+            raise _usage(f"no theorem matches {p!r}")
+    err = Console(stderr=True)
+    out = Console()
+    t0 = time.perf_counter()
+    records = _check(args, chosen, err)
+    wall = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps([_json(r) for r in records], indent=1))
+    else:
+        if args.steps:
+            for r in records:
+                _print_steps(out, r)
+        _summary(out, records, wall)
+    return 0 if all(r.status == "proved" for r in records) else 1
+
+
+def _check(args, chosen, err):
+    """Records of the chosen theorems, with a progress bar on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .library import verify_library
+    if not err.is_terminal or args.json:
+        return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache)
+    with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("", total=len(chosen))
+
+        def done(rec):
+            progress.update(task, advance=1, description=rec.name)
+        return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache, on_result=done)
+
+
+_STYLE = {"proved": "green", "plausible": "yellow", "failed": "red"}
+
+
+def _summary(out, records, wall):
+    from rich.markup import escape
+    from rich.table import Table
+    table = Table(title="verigrad verify", show_lines=False)
+    table.add_column("theorem", no_wrap=True)
+    table.add_column("status")
+    table.add_column("steps", justify="right")
+    table.add_column("axioms", justify="right")
+    table.add_column("s", justify="right")
+    table.add_column("note")
+    for r in records:
+        note = r.reason if r.status != "proved" else ("; ".join(r.conditions) if r.conditions else "")
+        if r.status == "failed" and r.line:
+            note = f"line {r.line}: {note}"
+        if len(note) > 120:
+            note = note[:117] + "..."
+        note = escape(note)
+        steps = sum(s.index is not None for s in r.steps)
+        table.add_row(r.name, f"[{_STYLE[r.status]}]{r.status}", str(steps), str(len(r.axioms)),
+                      "cached" if r.cached else f"{r.seconds:.3f}", note)
+    out.print(table)
+    counts = {k: sum(r.status == k for r in records) for k in ("proved", "plausible", "failed")}
+    cached = sum(r.cached for r in records)
+    axioms = sorted({a for r in records for a in r.axioms})
+    out.print(f"{counts['proved']} proved, {counts['plausible']} plausible, {counts['failed']} failed "
+              f"({len(records)} theorems, {cached} from the cache) in {wall:.2f} s")
+    if axioms:
+        out.print(f"axioms used: {', '.join(axioms)}")
+
+
+def _print_steps(out, r):
+    from rich.markup import escape
+    out.print(f"[bold]{r.name}[/bold]  [{_STYLE[r.status]}]{r.status}[/]  {escape(r.file)}")
+    if r.doc:
+        out.print(f"  {escape(r.doc.splitlines()[0])}")
+    for s in r.steps:
+        mark = "[green]proved[/]" if s.status == "proved" else "[yellow]pending[/]"
+        where = f"line {s.line}" if s.line else ""
+        uses = f" from {', '.join(s.uses)}" if s.uses else ""
+        out.print(f"  {escape(s.label):>16}  {mark}  {escape(s.display)}", highlight=False)
+        out.print(f"  {'':>16}  [dim]{escape(s.rule + uses)}, {where}[/]", highlight=False)
+    if r.status != "proved":
+        out.print(f"  [{_STYLE[r.status]}]{escape(r.reason)}[/]", highlight=False)
+    out.print()
+
+
+def _json(r):
+    d = r.to_json()
+    d["cached"] = r.cached
+    return d
+
+
+def _axioms(args, infos) -> int:
+    from rich.console import Console
+
+    from verigrad.kernel import AXIOMS
+
+    from .library import select, verify_library
+    exact = [i for i in infos if i.name == args.axioms or i.module == args.axioms]
+    found = exact or select(infos, [args.axioms])
+    if not found:
+        raise _usage(f"no theorem {args.axioms!r}")
+    if len(found) > 1:
+        raise _usage(f"{args.axioms!r} matches {len(found)} theorems: "
+                     f"{', '.join(i.name for i in found[:8])}{' ...' if len(found) > 8 else ''}")
+    (rec,) = verify_library(infos=found, jobs=1, use_cache=not args.no_cache)
+    if args.json:
+        print(json.dumps({"theorem": rec.name, "status": rec.status, "axioms": rec.axioms,
+                          "conditions": rec.conditions}, indent=1))
+        return 0 if rec.status == "proved" else 1
+    out = Console()
+    if rec.status != "proved":
+        out.print(f"{rec.name} is {rec.status}: {rec.reason}", highlight=False, markup=False)
+        return 1
+    out.print(f"{rec.name} rests on {len(rec.axioms)} axioms:", highlight=False, markup=False)
+    for a in rec.axioms:
+        ax = AXIOMS.get(a)
+        out.print(f"  {a:<26} {ax.statement if ax else ''}", highlight=False, markup=False)
+    for c in rec.conditions:
+        out.print(f"  under the condition {c}", highlight=False, markup=False)
+    return 0
+
