@@ -1,0 +1,47 @@
+"""`verigrad train` on a rendered directory: summary line, clean errors, exit codes."""
+import json
+
+import pytest
+
+from verigrad.cli import main
+
+
+def test_trains_and_prints_a_json_summary(ref_dir, tmp_path, capsys):
+    assert main(["train", str(ref_dir), "--epochs", "2", "--lr", "0.01", "--ckpt", str(tmp_path), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["epochs"] == 2 and first["steps"] == 44 and 0 <= first["test_accuracy"] <= 1
+    assert main(["train", str(ref_dir), "--epochs", "3", "--lr", "0.01", "--ckpt", str(tmp_path), "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "test accuracy" in out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["resumed_from_epoch"] == 2 and summary["steps"] == 66
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["train", "nonsense"], "neither a rendered directory nor a net"),
+    (["train", "{ref}", "--batch", "32"], "--batch 32 differs from 64"),
+    (["train", "{ref}", "--resume"], "--resume needs --ckpt"),
+    (["train", "{ref}", "--ckpt", "{tmp}", "--resume"], "no checkpoint to resume from"),
+    (["train", "{ref}", "--epochs", "0"], "--epochs must be >= 1"),
+])
+def test_bad_input_is_one_line_and_exit_3(ref_dir, tmp_path, capsys, argv, match):
+    argv = [a.format(ref=ref_dir, tmp=tmp_path) for a in argv]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_divergence_exits_1_naming_the_step(ref_dir, capsys):
+    assert main(["train", str(ref_dir), "--epochs", "1", "--lr", "1e6", "--schedule", "constant", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "at step" in err and "epoch 1" in err and "Traceback" not in err
+
+
+def test_a_changed_module_is_refused(ref_dir, tmp_path, capsys):
+    import shutil
+    d = tmp_path / "edited"
+    shutil.copytree(ref_dir, d)
+    text = (d / "train_step.mlir").read_text()
+    (d / "train_step.mlir").write_text(text.replace("stablehlo.subtract", "stablehlo.add", 1))
+    assert main(["train", str(d), "--epochs", "1"]) == 3
+    assert "train_step.sha256" in capsys.readouterr().err
