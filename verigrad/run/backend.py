@@ -63,11 +63,22 @@ class Executable:
         self.signature = sig
         self.names = list(names) if names is not None else [s.name for s in sig.inputs]
         self.compile_seconds = compile_seconds
+        self._expect = [(s.shape, s.np_dtype) for s in sig.inputs]
 
     def __call__(self, *args):
-        args = [_host(a, s) for a, s in zip(args, self.signature.inputs)]
-        check_arguments(self.signature, args, self.names)
+        if not self._matches(args):      # the slow path converts scalars, then names the culprit
+            args = [_host(a, s) for a, s in zip(args, self.signature.inputs)]
+            check_arguments(self.signature, args, self.names)
         return self._run(args)
+
+    def _matches(self, args) -> bool:
+        """The common case, checked at the cost of two comparisons per argument."""
+        if len(args) != len(self._expect):
+            return False
+        for a, (shape, dtype) in zip(args, self._expect):
+            if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != dtype:
+                return False
+        return True
 
     def put(self, value, k: int):
         """``value`` on the device, as argument ``k`` expects it (checked)."""
@@ -108,7 +119,10 @@ class XlaExecutable(Executable):
         return self._jax.device_put(value, self.device)
 
     def _run(self, args):
-        return self.exe.execute([self._put(a, k) for k, a in enumerate(args)])
+        Array = self._jax.Array
+        if not all(isinstance(a, Array) for a in args):
+            args = [self._put(a, k) for k, a in enumerate(args)]
+        return self.exe.execute(args)
 
 
 # -- IREE ------------------------------------------------------------------------------------------
