@@ -57,8 +57,11 @@ def _rel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict | None = None,
-           functions: dict | None = None):
-    """A Counterexample to ``got = expected``, or Evidence that none was found."""
+           functions: dict | None = None, prepare=None):
+    """A Counterexample to ``got = expected``, or Evidence that none was found.
+
+    ``prepare(values, sizes, rng)``, if given, adjusts each draw of inputs in place (integer
+    arguments take integer values, one-hot variables agree with their labels)."""
     try:
         exact = normal_form(expected)
     except NotDifferentiable:
@@ -69,6 +72,8 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
             rng = np.random.default_rng(seed)
             values = random_values(set(got.atoms) | set(expected.atoms), sizes, rng)
             values.update(fixed or {})
+            if prepare is not None:
+                prepare(values, sizes, rng)
             try:
                 g = np.asarray(evaluate(got, sizes, values, functions))
                 e_fd = np.asarray(evaluate(expected, sizes, values, functions))

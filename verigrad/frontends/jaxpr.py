@@ -1,0 +1,384 @@
+"""The jaxpr importer (untrusted): a JAX function, traced at symbolic sizes, as kernel terms.
+
+``trace`` runs ``jax.make_jaxpr`` on ``jax.ShapeDtypeStruct``s whose sizes are JAX
+symbolic dimensions (shape polymorphism), so the jaxpr holds for every size. ``Importer``
+then interprets the jaxpr, one rule per primitive (``jaxpr_rules.RULES``), into
+``Tensor``s: a shape of kernel ``Poly``s and the scalar term at any index,
+
+    Tensor.at((i, j))  =  the kernel term of entry [i, j].
+
+Entries are built on demand and indexed straight through, so a chain of reshapes,
+transposes and broadcasts costs nothing: ``transpose(x).at((i, j))`` *is* ``x[j, i]``,
+and the kernel sees small terms. ``Tensor.term()`` materializes ``Lamda[I](at(I))``.
+
+Nothing here is trusted: a wrong rule builds a wrong term, which translation
+validation (``verigrad.certify.validate``) catches by running the JAX function itself.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from verigrad.kernel import Index, KernelError, Lamda, Term, Var
+from verigrad.kernel.sizes import ONE, ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv, fresh_index
+
+
+class JaxprImportError(Exception):
+    """A function the importer cannot translate; the message names the primitive or the
+    dimension and the source line."""
+
+
+# -- sizes --------------------------------------------------------------------------
+
+def dim_poly(d) -> Poly:
+    """A JAX dimension (an int or a symbolic ``_DimExpr``) as a kernel ``Poly``; each
+    symbol becomes a ``SizeSym`` with lower bound 1 (JAX's own assumption)."""
+    if isinstance(d, (int, np.integer)):
+        return Poly.const(int(d))
+    terms = getattr(d, "_sorted_terms", None)
+    if terms is None:
+        raise JaxprImportError(f"dimension {d!r} is neither an integer nor a symbolic dimension")
+    total = ZERO
+    for term, coeff in terms:
+        p = Poly.const(int(coeff))
+        for factor, power in term._factors:
+            if factor.var is not None:
+                base = Poly.sym(SizeSym(factor.var, 1))
+            elif factor.operation in ("floordiv", "mod"):
+                a, m = (dim_poly(x) for x in factor.operands)
+                try:
+                    base = floordiv(a, m) if factor.operation == "floordiv" else a % m
+                except KernelError as e:
+                    raise JaxprImportError(f"dimension {d}: {e}") from None
+            else:
+                raise JaxprImportError(f"dimension {d} uses {factor.operation}, which the kernel cannot "
+                                       "express; give shapes for which JAX needs no max/min")
+            for _ in range(int(power)):
+                p = p * base
+        total = total + p
+    return total
+
+
+def shape_polys(shape) -> tuple:
+    return tuple(dim_poly(d) for d in shape)
+
+
+def poly_str(p: Poly) -> str:
+    return repr(p)
+
+
+# -- tensors --------------------------------------------------------------------------
+
+class Tensor:
+    """A jaxpr value: ``shape`` (Polys), ``kind`` ('real', 'int' or 'bool': a bool entry is
+    a 0/1-valued term such as an indicator), and ``at(idx)``, the term of one entry.
+
+    ``const`` is set for a constant filled with one Python number (possibly ``inf`` or
+    ``nan``, which has no term: reading an entry of it is an error, but rules such as
+    ``max(x, -inf) = x`` and a ``select`` that never takes it use it fine)."""
+
+    __slots__ = ("shape", "kind", "_entry", "_memo", "_term", "const", "where")
+
+    def __init__(self, shape, entry, kind: str = "real", const=None, where: str = ""):
+        self.shape = tuple(as_poly(s) for s in shape)
+        self.kind, self._entry, self.const, self.where = kind, entry, const, where
+        self._memo: dict = {}
+        self._term = None
+
+    def at(self, idx=()) -> Term:
+        idx = tuple(idx)
+        hit = self._memo.get(idx)
+        if hit is None:
+            if len(idx) != len(self.shape):
+                raise JaxprImportError(f"internal: {len(idx)} indices for a rank-{len(self.shape)} value"
+                                       + (f" from {self.where}" if self.where else ""))
+            try:
+                hit = self._entry(idx)
+            except KernelError as e:
+                raise JaxprImportError(f"{e}" + (f" (at {self.where})" if self.where else "")) from None
+            self._memo[idx] = hit
+        return hit
+
+    def term(self) -> Term:
+        """The whole tensor as one term: ``Lamda[I](at(I))`` (a variable stays itself)."""
+        if self._term is None:
+            if not self.shape:
+                self._term = self.at(())
+            else:
+                idx = [fresh_index(s, h) for s, h in zip(self.shape, "ijklmpqr" * 4)]
+                self._term = Lamda(idx, self.at(tuple(Poly.sym(v) for v in idx)))
+        return self._term
+
+    @staticmethod
+    def of(t: Term, kind: str = "real") -> "Tensor":
+        """The tensor of a term (a variable: entries are ``x[I]``). An index JAX keeps in
+        range but the kernel's oracle cannot place (``(c // m) * m + r``) is read with the
+        total index, which agrees with the strict one wherever JAX reads."""
+        from verigrad.frontends.ops import at
+
+        def entry(idx):
+            if not idx:
+                return t
+            try:
+                return at(t, *idx)
+            except KernelError:
+                if not isinstance(t, Var):
+                    raise
+                return Index(t, idx, total=True)
+        out = Tensor(t.shape, entry, kind)
+        out._term = t
+        return out
+
+    def __repr__(self):
+        return f"Tensor({', '.join(map(str, self.shape))}; {self.kind})"
+
+
+def scalar_const(value, shape=(), kind="real") -> Tensor:
+    """A tensor filled with one Python number."""
+    from .jaxpr_scalar import number
+    v = float(value) if kind == "real" else int(value)
+    if kind == "real" and not np.isfinite(v):
+        def entry(idx):
+            raise JaxprImportError(f"the non-finite constant {v} reaches a value the kernel must represent")
+        return Tensor(shape, entry, kind, const=v)
+    t = number(value)
+    return Tensor(shape, lambda idx: t, kind, const=v)
+
+
+def array_const(arr: np.ndarray, kind: str, limit: int = 256) -> Tensor:
+    """A small constant array: entry ``I`` is ``sum_K arr[K] [I == K]``."""
+    arr = np.asarray(arr)
+    if arr.ndim == 0 or np.all(arr == arr.flat[0]):
+        return scalar_const(arr.flat[0] if arr.size else 0, arr.shape, kind)
+    if arr.size > limit:
+        raise JaxprImportError(f"a constant array of {arr.size} entries (shape {arr.shape}) is too large "
+                               f"to import (at most {limit}); pass it as an argument instead")
+    from verigrad.kernel import Delta
+    from .jaxpr_scalar import add, mul, number
+
+    def entry(idx):
+        out = number(0)
+        for pos in np.ndindex(*arr.shape):
+            if arr[pos] == 0:
+                continue
+            ind = number(1)
+            for e, p in zip(idx, pos):
+                ind = mul(ind, Delta(e, p))
+            out = add(out, mul(number(arr[pos].item()), ind))
+        return out
+    return Tensor(arr.shape, entry, kind)
+
+
+# -- dtypes ------------------------------------------------------------------------
+
+def kind_of(dtype) -> str:
+    dt = np.dtype(dtype) if not hasattr(dtype, "kind") else dtype
+    name = str(dt)
+    if name == "bool":
+        return "bool"
+    if name.startswith(("int", "uint")):
+        return "int"
+    if name == "float0":
+        return "float0"
+    if name.startswith(("float", "bfloat")):
+        return "real"
+    raise JaxprImportError(f"values of dtype {name} are not supported (only real, integer and boolean)")
+
+
+# -- the interpreter -----------------------------------------------------------------
+
+def where_of(eqn) -> str:
+    from jax._src import source_info_util
+    try:
+        return source_info_util.summarize(eqn.source_info)
+    except Exception:  # noqa: BLE001 - location is a courtesy
+        return "an unknown source line"
+
+
+@dataclass
+class Importer:
+    """Interprets jaxprs into ``Tensor``s. ``assumptions`` collects what the modelling of
+    integer arguments assumes (e.g. labels inside the one-hot range); ``int_ranges`` the
+    ranges it needs, per integer variable (for sampling inputs that satisfy them)."""
+    int_vars: set = field(default_factory=set)
+    assumptions: list = field(default_factory=list)
+    int_ranges: dict = field(default_factory=dict)
+    onehot_vars: dict = field(default_factory=dict)
+
+    def run(self, closed, args: list) -> list:
+        from jax.extend.core import Literal
+        from .jaxpr_rules import RULES
+        jaxpr = getattr(closed, "jaxpr", closed)
+        consts = list(getattr(closed, "consts", ()))
+        env: dict = {}
+
+        def read(v):
+            if isinstance(v, Literal):
+                return self.literal(v.val, v.aval)
+            return env[v]
+
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = self.constant(c, v.aval)
+        if len(args) != len(jaxpr.invars):
+            raise JaxprImportError(f"internal: {len(args)} arguments for a jaxpr of {len(jaxpr.invars)}")
+        for v, a in zip(jaxpr.invars, args):
+            env[v] = a
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            rule = RULES.get(name)
+            where = where_of(eqn)
+            if rule is None:
+                raise JaxprImportError(f"unsupported primitive '{name}' at {where}")
+            ins = [read(v) for v in eqn.invars]
+            try:
+                outs = rule(self, eqn, *ins)
+            except KernelError as e:
+                raise JaxprImportError(f"{name} at {where}: {e}") from None
+            except JaxprImportError as e:
+                msg = str(e)
+                raise JaxprImportError(msg if " at " in msg else f"{name} at {where}: {msg}") from None
+            if isinstance(outs, Tensor):
+                outs = [outs]
+            for v, t in zip(eqn.outvars, outs):
+                if not t.where:
+                    t.where = f"{name} at {where}"
+                env[v] = t
+        return [read(v) for v in jaxpr.outvars]
+
+    # -- leaves ------------------------------------------------------------------------
+    def literal(self, val, aval) -> Tensor:
+        kind = kind_of(aval.dtype)
+        arr = np.asarray(val)
+        return array_const(arr, kind) if arr.ndim else scalar_const(arr.item(), (), kind)
+
+    def constant(self, c, aval) -> Tensor:
+        if isinstance(c, (int, float, bool, np.number, np.ndarray)) or hasattr(c, "__array__"):
+            return array_const(np.asarray(c), kind_of(aval.dtype))
+        raise JaxprImportError(f"cannot import the constant {c!r}")
+
+    def shape(self, aval) -> tuple:
+        return shape_polys(aval.shape)
+
+    # -- integer arguments as one-hot models ----------------------------------------------
+    def onehot(self, var: Var, idx: tuple, j: IndexVar) -> Term:
+        """``[var[idx] == j]`` for an integer argument ``var`` assumed to lie in
+        ``[0, k)``, ``k = j.size``, modelled exactly on that range by a real variable M:
+
+            onehot[I, j] = [j < k-1] M[I, j] + [j == k-1] (1 - sum_{q < k-1} M[I, q]).
+
+        Every one-hot row is of this form (M = its first k-1 entries), and rows of this
+        form sum to 1 by algebra, which the kernel can use; what the kernel proves for
+        every M therefore holds for every labelling inside the range (stated as an
+        assumption of the certificate)."""
+        from verigrad.kernel import Delta, IntCond, Sum
+        from .jaxpr_scalar import add, mul, number, sub
+        k = j.size
+        key = (var, k)
+        M = self.onehot_vars.get(key)
+        if M is None:
+            name = f"{var.name}_onehot" if not any(m.name == f"{var.name}_onehot" for m in self.onehot_vars.values()) \
+                else f"{var.name}_onehot{len(self.onehot_vars)}"
+            M = Var(name, var.shape + (k,))
+            self.onehot_vars[key] = M
+            self.assumptions.append(f"every entry of {var.name} lies in [0, {k!r}) "
+                                    f"(its one-hot rows sum to 1)")
+            self.int_ranges.setdefault(var, []).append(k)  # sampled in [0, min k)
+        q = fresh_index(k, "q")
+        last = sub(number(1), Sum(q, mul(IntCond(Poly.sym(q), "<", k - 1), M[idx + (Poly.sym(q),)])))
+        return add(mul(IntCond(Poly.sym(j), "<", k - 1), M[idx + (Poly.sym(j),)]),
+                   mul(Delta(Poly.sym(j), k - 1), last))
+
+
+# -- tracing ---------------------------------------------------------------------------
+
+@dataclass
+class ArgSpec:
+    """One positional argument: its name, its dimensions (strings such as ``n``, ``8``,
+    ``n+1``, ``2*n``) and its dtype ('float', 'int32', 'bool', ...)."""
+    name: str
+    dims: tuple
+    dtype: str = "float"
+
+    @property
+    def kind(self) -> str:
+        return "real" if self.dtype.startswith(("float", "bfloat")) else kind_of(self.dtype)
+
+    def __str__(self):
+        s = f"{self.name}=" + ",".join(self.dims)
+        return s + (f":{self.dtype}" if self.dtype != "float" else "")
+
+
+def symbolic_structs(specs):
+    """``jax.ShapeDtypeStruct``s for the specs, all dimensions in one symbolic scope."""
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+    scope = export.SymbolicScope()
+    out = []
+    for s in specs:
+        if s.dims:
+            try:
+                shape = export.symbolic_shape(",".join(s.dims), scope=scope)
+            except Exception as e:  # noqa: BLE001 - JAX's parser reports in its own words
+                raise JaxprImportError(f"argument {s.name}: cannot read the dimensions "
+                                       f"{','.join(s.dims)!r}: {str(e).splitlines()[0]}") from None
+        else:
+            shape = ()
+        dtype = jnp.float64 if s.dtype == "float" else jnp.dtype(s.dtype)
+        out.append(jax.ShapeDtypeStruct(shape, dtype))
+    return out
+
+
+def trace(fn, structs, *, where: str = "the function"):
+    """``jax.make_jaxpr(fn)`` at symbolic shapes, in float64; returns the closed jaxpr and
+    the output tree."""
+    import jax
+    with jax.enable_x64(True):
+        try:
+            closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*structs)
+        except JaxprImportError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a user function failing to trace is bad input
+            msg = str(e).strip().splitlines()
+            raise JaxprImportError(f"tracing {where} at symbolic sizes failed: "
+                                   f"{type(e).__name__}: {msg[0] if msg else ''}") from None
+    return closed, out_shape
+
+
+def argument_names(fn, count: int) -> list:
+    """Names of the first ``count`` positional parameters of ``fn`` (x0, x1, ... for *args)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            break
+    while len(names) < count:
+        names.append(f"x{len(names)}")
+    return names[:count]
+
+
+def argument_tensor(spec: ArgSpec, var: Var, importer: Importer) -> Tensor:
+    """The tensor of an argument: a real variable; an integer one (its entries are real
+    variables taking integer values); a boolean one as the indicator ``[b > 0]`` of a
+    real variable, so the kernel knows ``b^2 = b``."""
+    kind = spec.kind
+    if kind == "real":
+        return Tensor.of(var)
+    if kind == "int":
+        importer.int_vars.add(var)
+        return Tensor.of(var, "int")
+    if kind == "bool":
+        from verigrad.kernel import RealCond
+        return Tensor(var.shape, lambda idx: RealCond(var[idx] if idx else var, ">"), "bool")
+    raise JaxprImportError(f"argument {spec.name}: dtype {spec.dtype} is not supported")
+
+
+_ = (ONE, Fraction)

@@ -1,0 +1,366 @@
+"""Scalar algebra for the jaxpr importer (untrusted): kernel terms of one entry.
+
+Light simplification only (constants folded, ``0 + x = x``, ``1 * x = x``, ``x * x = x^2``):
+the kernel's normal form does the real work, these keep the terms it sees small.
+A float literal is read as the number its author wrote: the float nearest to a closed
+form such as ``sqrt(2/pi)``, ``1/sqrt(2)`` or ``2/sqrt(pi)`` (within two units in the last
+place) as that closed form, any other as the shortest decimal that rounds to it
+(``0.044715`` is ``44715/10^6``). Derivatives of ``erf`` bring ``2/sqrt(pi)`` exactly, so a
+backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way.
+
+Non-smooth operations become indicators, exact everywhere:
+
+    max(a, b) = a [a - b > 0] + b [a - b <= 0],     |x| = x [x > 0] - x [x < 0],
+
+and a comparison of two integer expressions (iotas, sizes) is a kernel ``IntCond`` or
+``Delta``, decided on the spot when the arithmetic oracle can.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from verigrad.kernel import Add, Delta, Func, IntCond, IntVal, Mul, Num, Pow, RealCond, Term
+from verigrad.kernel.sizes import Poly, as_poly, nonneg
+
+
+# -- exact constants --------------------------------------------------------------------
+#
+# A constant is ``q * prod p^e * pi^c``: q rational, p primes with 0 < e < 1, c rational.
+# Products, quotients and powers of constants are folded into this form on import, so
+# ``x / sqrt(2)`` and ``x * 0.7071067811865476`` arrive as the same term.
+
+def _factor(n: int) -> dict:
+    out, p = {}, 2
+    while p * p <= n and p < 10 ** 5:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def const_form(t: Term):
+    """``(q, {p or 'pi': e})`` for a constant term, or None."""
+    from verigrad.kernel import Const
+    if isinstance(t, Num):
+        return t.value, {}
+    if isinstance(t, Const):
+        return Fraction(1), {"pi": Fraction(1)}
+    if isinstance(t, Pow):
+        c = const_form(t.base)
+        return None if c is None else _cpow(c, t.exponent)
+    if isinstance(t, Mul):
+        out = (Fraction(1), {})
+        for x in t.terms:
+            c = const_form(x)
+            if c is None:
+                return None
+            out = _cmul(out, c)
+        return out
+    return None
+
+
+def _cmul(a, b):
+    pw = dict(a[1])
+    for k, e in b[1].items():
+        pw[k] = pw.get(k, 0) + e
+    return a[0] * b[0], pw
+
+
+def _cpow(c, e: Fraction):
+    q, pw = c
+    e = Fraction(e)
+    out = {k: x * e for k, x in pw.items()}
+    if e.denominator == 1:
+        if q == 0 and e < 0:
+            return None
+        return q ** int(e), out
+    if q <= 0:
+        return None
+    for n, sign in ((q.numerator, 1), (q.denominator, -1)):
+        for p, k in _factor(n).items():
+            out[p] = out.get(p, 0) + sign * k * e
+    return Fraction(1), out
+
+
+def const_term(c) -> Term:
+    """The term of a constant form, whole powers of primes moved into the rational."""
+    from verigrad.kernel import Const
+    q, pw = c
+    q = Fraction(q)
+    factors = []
+    for k in sorted(pw, key=str):
+        e = Fraction(pw[k])
+        if k != "pi":
+            whole = e.numerator // e.denominator
+            q *= Fraction(k) ** whole
+            e -= whole
+        if e:
+            factors.append(Pow(Const("pi") if k == "pi" else Num(k), e) if (k != "pi" or e != 1) else Const("pi"))
+    if q == 0:
+        return Num(0)
+    if not factors:
+        return Num(q)
+    return Mul((Num(q),) + tuple(factors)) if q != 1 else (factors[0] if len(factors) == 1 else Mul(tuple(factors)))
+
+
+def _closed_forms() -> list:
+    """(value, term) for ``q 2^a 3^b pi^c``: q a small rational, a, b in {-1/2, 0, 1/2},
+    c in {-1, -1/2, 0, 1/2, 1, 2}, irrational ones only (rationals are read as decimals)."""
+    import itertools
+    import math
+    halves = (Fraction(-1, 2), Fraction(0), Fraction(1, 2))
+    out = {}
+    for q, a, b, c in itertools.product((1, 2, 3, 4, Fraction(1, 2), Fraction(1, 3), Fraction(1, 4)), halves, halves,
+                                        (Fraction(-1), Fraction(-1, 2), Fraction(0), Fraction(1, 2), Fraction(1),
+                                         Fraction(2))):
+        if a == b == c == 0:
+            continue
+        value = float(q) * 2 ** float(a) * 3 ** float(b) * math.pi ** float(c)
+        term = const_term((Fraction(q), {2: a, 3: b, "pi": c}))
+        key = (len(str(term)), str(term))
+        if value not in out or key < out[value][0]:
+            out[value] = (key, term)
+    return sorted((v, t) for v, (_, t) in out.items())
+
+
+_CLOSED: list = []   # (value, term), sorted by value; built on first use
+_VALUES: list = []
+
+
+def _closed_form(v: float):
+    import bisect
+    if not _CLOSED:
+        _CLOSED.extend(_closed_forms())
+        _VALUES.extend(x for x, _ in _CLOSED)
+    a = abs(v)
+    k = bisect.bisect_left(_VALUES, a * (1 - 5e-16))
+    if k < len(_VALUES) and abs(_VALUES[k] - a) <= 4.5e-16 * a:
+        t = _CLOSED[k][1]
+        return t if v > 0 else neg(t)
+    return None
+
+
+def number(v) -> Term:
+    """A Python / NumPy number as an exact constant (see the module docstring)."""
+    if isinstance(v, (bool, np.bool_)):
+        return Num(int(v))
+    if isinstance(v, (int, np.integer)):
+        return Num(int(v))
+    v = float(v)
+    if not np.isfinite(v):
+        raise ValueError(f"non-finite constant {v}")
+    if v != 0 and v != int(v):
+        t = _closed_form(v)
+        if t is not None:
+            return t
+    return Num(Fraction(repr(v)))
+
+
+def _num(t):
+    return t.value if isinstance(t, Num) else None
+
+
+def add(a: Term, b: Term) -> Term:
+    va, vb = _num(a), _num(b)
+    if va is not None and vb is not None:
+        return Num(va + vb)
+    if va == 0:
+        return b
+    if vb == 0:
+        return a
+    terms = (a.terms if isinstance(a, Add) else (a,)) + (b.terms if isinstance(b, Add) else (b,))
+    return Add(terms)
+
+
+def neg(a: Term) -> Term:
+    va = _num(a)
+    if va is not None:
+        return Num(-va)
+    c = const_form(a)
+    if c is not None:
+        return const_term((-c[0], c[1]))
+    return Mul((Num(-1), a))
+
+
+def sub(a: Term, b: Term) -> Term:
+    return add(a, neg(b))
+
+
+def mul(a: Term, b: Term) -> Term:
+    va, vb = _num(a), _num(b)
+    if va is not None and vb is not None:
+        return Num(va * vb)
+    if va == 0 or vb == 0:
+        return Num(0)
+    if va == 1:
+        return b
+    if vb == 1:
+        return a
+    ca, cb = const_form(a), const_form(b)
+    if ca is not None and cb is not None:
+        return const_term(_cmul(ca, cb))
+    if a is b:
+        return Pow(a, 2)  # keeps squares visibly non-negative (variances stay positive)
+    return Mul((a, b))
+
+
+def power(a: Term, e) -> Term:
+    e = Fraction(e)
+    if e == 1:
+        return a
+    if e == 0:
+        return Num(1)
+    c = const_form(a)
+    if c is not None:
+        c = _cpow(c, e)
+        if c is not None:
+            return const_term(c)
+    return Pow(a, e)
+
+
+def div(a: Term, b: Term) -> Term:
+    vb = _num(b)
+    if vb is not None and vb != 0:
+        return mul(a, Num(1 / vb))
+    return mul(a, power(b, -1))
+
+
+def fn(name: str, a: Term) -> Term:
+    return Func(name, (a,))
+
+
+def exponent_of(t: Term) -> Fraction | None:
+    """A constant exponent as a rational (a float is read as its shortest decimal)."""
+    v = _num(t)
+    return Fraction(v) if v is not None else None
+
+
+# -- integer expressions ---------------------------------------------------------------
+
+def int_poly(t: Term) -> Poly | None:
+    """The integer expression a term denotes (iotas, sizes, integer constants), or None."""
+    if isinstance(t, IntVal):
+        return t.poly
+    if isinstance(t, Num):
+        return Poly.const(int(t.value)) if t.value.denominator == 1 else None
+    if isinstance(t, (Add, Mul)):
+        parts = [int_poly(x) for x in t.terms]
+        if any(p is None for p in parts):
+            return None
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p if isinstance(t, Add) else out * p
+        return out
+    return None
+
+
+def int_value(p: Poly) -> Term:
+    p = as_poly(p)
+    return Num(p.const_value()) if p.is_const() else IntVal(p)
+
+
+# -- comparisons and logic ----------------------------------------------------------------
+
+RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def int_compare(pa: Poly, pb: Poly, rel: str) -> Term:
+    """``[pa rel pb]`` for integer expressions, decided when provable."""
+    d = pa - pb
+    if rel in ("==", "!="):
+        if d.is_const():
+            hit = d.const_value() == 0
+        elif nonneg(d - 1) or nonneg(-d - 1):
+            hit = False
+        else:
+            t = Delta(pa, pb)
+            return t if rel == "==" else sub(Num(1), t)
+        return Num(int(hit if rel == "==" else not hit))
+    # [d rel 0] as [p >= 0]
+    p = {"<": -d - 1, "<=": -d, ">": d - 1, ">=": d}[rel]
+    if nonneg(p):
+        return Num(1)
+    if nonneg(-p - 1):
+        return Num(0)
+    return IntCond(pa, rel, pb)
+
+
+def real_compare(a: Term, b: Term, rel: str) -> Term:
+    """``[a rel b]`` for real terms: an indicator of ``a - b``."""
+    t = sub(a, b)
+    v = _num(t)
+    if v is not None:
+        ok = {"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0, "!=": v != 0}[rel]
+        return Num(int(ok))
+    if rel == "==":
+        return mul(RealCond(t, ">="), RealCond(t, "<="))
+    if rel == "!=":
+        return sub(Num(1), mul(RealCond(t, ">="), RealCond(t, "<=")))
+    return RealCond(t, rel)
+
+
+def compare(a: Term, b: Term, rel: str) -> Term:
+    pa, pb = int_poly(a), int_poly(b)
+    if pa is not None and pb is not None:
+        return int_compare(pa, pb, rel)
+    return real_compare(a, b, rel)
+
+
+def logical_and(a, b):
+    return mul(a, b)
+
+
+def logical_or(a, b):
+    return sub(add(a, b), mul(a, b))
+
+
+def logical_not(a):
+    return sub(Num(1), a)
+
+
+def select(pred: Term, on_false: Term, on_true: Term) -> Term:
+    """``pred ? on_true : on_false`` for a 0/1-valued ``pred``."""
+    v = _num(pred)
+    if v is not None:
+        return on_true if v else on_false
+    if on_false is on_true:
+        return on_true
+    return add(mul(pred, on_true), mul(logical_not(pred), on_false))
+
+
+# -- non-smooth functions as indicators ----------------------------------------------------
+
+def maximum(a: Term, b: Term) -> Term:
+    t = sub(a, b)
+    return add(mul(a, RealCond(t, ">")), mul(b, RealCond(t, "<="))) if _num(t) is None \
+        else (a if _num(t) > 0 else b)
+
+
+def minimum(a: Term, b: Term) -> Term:
+    t = sub(a, b)
+    return add(mul(a, RealCond(t, "<")), mul(b, RealCond(t, ">="))) if _num(t) is None \
+        else (a if _num(t) < 0 else b)
+
+
+def sign(a: Term) -> Term:
+    v = _num(a)
+    if v is not None:
+        return Num((v > 0) - (v < 0))
+    return sub(RealCond(a, ">"), RealCond(a, "<"))
+
+
+def absolute(a: Term) -> Term:
+    v = _num(a)
+    if v is not None:
+        return Num(abs(v))
+    return mul(a, sign(a))
+
+
+def logistic(a: Term) -> Term:
+    """``1 / (1 + exp(-a))`` (as ``verigrad.frontends.ops.sigmoid``)."""
+    return Pow(add(Num(1), fn("exp", neg(a))), -1)
