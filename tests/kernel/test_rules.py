@@ -1,7 +1,7 @@
 """The LCF rules: only the kernel makes theorems, and every rule checks its domain."""
 import pytest
 
-from verigrad.kernel import (AXIOMS, Deriv, FnLam, Func, IndexVar, KernelError, Lamda, Num, SizeSym, Sum, TensorFn,
+from verigrad.kernel import (AXIOMS, At, Deriv, FnLam, Vjp, at_elim, Func, IndexVar, KernelError, Lamda, Num, SizeSym, Sum, TensorFn,
                              Theorem, Var, abstract, assume, define, index, instantiate, prove_equal, refl, rewrite,
                              symm, trans, vjp_statement)
 from verigrad.kernel.theorem import Failure
@@ -101,21 +101,49 @@ def test_rewrite_is_congruence():
         rewrite(th, Sum(i, x[i] + x[i]))
 
 
-def test_opaque_branch_instantiation_records_differentiability():
+def test_residual_over_an_opaque_branch_with_a_declared_vjp():
     f = TensorFn("f", [(n,)], (n,))
     dy = Var("dy", (n,))
     k = IndexVar("k", n)
-    # residual x + f(x): the cotangent is dy + J_f(x)^T dy
-    fwd = Lamda([k], x[k] + f(x)[k])
-    from verigrad.kernel import Jacobian
-    J = Jacobian(f, 0, (x,))
-    bwd = Lamda([k], dy[k] + Sum(i, dy[i] * J[i, k]))
-    th = prove_equal(bwd, vjp_statement(fwd, x, dy))
-    assert isinstance(th, Theorem)
-    wrong = Lamda([k], Sum(i, dy[i] * J[i, k]))
+    fwd = Lamda([k], x[k] + f(x)[k])                   # residual x + f(x)
+    assert isinstance(prove_equal(Lamda([k], dy[k] + Vjp(f, 0, (x,), dy)[k]), vjp_statement(fwd, x, dy)), Theorem)
+    wrong = Vjp(f, 0, (x,), dy)                          # the skip dropped
     assert isinstance(prove_equal(wrong, vjp_statement(fwd, x, dy)), Failure)
-    with pytest.raises(KernelError, match="inside its Jacobian"):
-        instantiate(th, {f: FnLam([Var("v", (n,))], Var("v", (n,)))})
+
+
+def test_composition_by_construction():
+    """Prove the residual rule once for an opaque branch, then instantiate it with a
+    concrete branch and its certified backward, by rules only (no re-normalization)."""
+    f = TensorFn("f", [(n,)], (n,))
+    dy, k = Var("dy", (n,)), IndexVar("k", n)
+    rule = prove_equal(Lamda([k], dy[k] + Vjp(f, 0, (x,), dy)[k]),
+                       vjp_statement(Lamda([k], x[k] + f(x)[k]), x, dy))
+    # A concrete branch p -> tanh(p) with its certified backward at (p, c).
+    p, c = Var("p", (n,)), Var("c", (n,))
+    F = Lamda([k], Func("tanh", (p[k],)))
+    B = Lamda([k], c[k] * (1 - Func("tanh", (p[k],)) ** 2))
+    layer = prove_equal(B, vjp_statement(F, p, c))
+    assert isinstance(layer, Theorem)
+    inst = instantiate(rule, {f: FnLam([p], F, cot=c)})
+    assert any(cd.kind == "smooth" for cd in inst.conds)
+    at = inst.lhs.body.terms[1].base                     # At(vjp_statement(F, p, c), (p, c), (x, dy))
+    assert isinstance(at, At)
+    assert at.body is layer.rhs                          # the layer's VJP statement, at the point
+    inside = rewrite(symm(layer), inst.lhs)             # replace vjp_statement(F, p, c) by B under the At
+    elim = at_elim(inside.rhs.body.terms[1].base)        # At(B, (p, c), (x, dy)) = B[p := x, c := dy]
+    assert "tanh(x[k])" in repr(elim.rhs)
+    final = trans(symm(inside), inst)
+    assert final.rhs is inst.rhs and isinstance(final, Theorem)
+    # The numeric meaning agrees (finite differences, independent of the kernel).
+    from verigrad.certify.evaluate import max_difference
+    assert max_difference(final.lhs, final.rhs, {n: 3}) < 1e-6
+
+
+def test_at_elim_refuses_to_substitute_a_differentiated_param():
+    p = Var("p", (n,))
+    t = At(Deriv(Func("exp", (p[i],)), p, (i,)), (p,), (x + y,))
+    with pytest.raises(KernelError, match="variable of a derivative"):
+        at_elim(t)
 
 
 def test_prove_equal_reports_why_it_failed():

@@ -167,15 +167,19 @@ class _Eval:
         if isinstance(t, T.Apply):
             f = self._fn(t.fn)
             return f(*[ev(a, ienv) for a in t.operands])
-        if isinstance(t, T.Jacobian):
+        if isinstance(t, T.Vjp):
             f = self._fn(t.fn)
             args = [np.array(ev(a, ienv)) for a in t.operands]
-            out_shape = concrete_shape(t.fn.out_shape, self.sizes)
+            cot = np.asarray(ev(t.cot, ienv))
             arg = args[t.argno]
-            jac = np.zeros(out_shape + arg.shape)
+            out = np.zeros(arg.shape)
             for pos in np.ndindex(*arg.shape):
-                jac[(Ellipsis,) + pos] = _central(lambda h: f(*_bump(args, t.argno, pos, h)))
-            return jac
+                out[pos] = float(np.sum(cot * _central(lambda h: f(*_bump(args, t.argno, pos, h)))))
+            return out
+        if isinstance(t, T.At):
+            point = {p: np.broadcast_to(np.asarray(ev(v, ienv), dtype=np.float64), concrete_shape(p.shape, self.sizes))
+                     for p, v in zip(t.params, t.values)}
+            return _Eval(self.sizes, {**self.values, **point}, self.functions).tensor(t.body, ienv)
         if isinstance(t, T.Deriv):
             pos = tuple(self.ival(e, ienv) for e in t.idx)
             base = np.array(self.values[t.var], dtype=np.float64)

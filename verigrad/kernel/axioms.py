@@ -54,6 +54,8 @@ _r("indicator_idempotent", "[P]^k = [P] for k != 0",
 # Indices, deltas, sums ------------------------------------------------------------------
 _r("delta_decide", "[p == 0] = 0 when p is provably nonzero (or has no integer root)",
    "Decided by the integer arithmetic oracle (sizes.nonneg), which is sound.")
+_r("delta_radix", "|r| < m  ->  [m q + r == 0] = [q == 0][r == 0]",
+   "m q + r = 0 makes r a multiple of m, and the only multiple of m with |r| < m is 0.")
 _r("delta_subst", "[v == s] f(v) = [v == s] f(s)",
    "Where the delta is 1, v equals s; where it is 0 both sides are 0.")
 _r("delta_elim", "sum_{v<N} [c v == -b] f(v) = [0 <= s < N][c | b] f(s), s = -b/c",
@@ -68,6 +70,10 @@ _r("sum_split", "sum_{u,v} f(u) g(v) = (sum_u f(u)) (sum_v g(v))",
    "Distributivity of finite sums over independent blocks.")
 _r("fubini", "sum_u sum_v f(u, v) = sum_v sum_u f(u, v); bound indices may be renamed",
    "Finite sums commute; renaming a bound index does not change a sum (alpha-equivalence).")
+_r("sum_reindex", "sum_{c < q m} f(c) = sum_{u < q} sum_{v < m} f(u m + v)",
+   "c = u m + v is a bijection of [0, q) x [0, m) onto [0, q m).")
+_r("index_split", "(forall c < q m. A[c] = B[c])  <->  (forall u < q, v < m. A[u m + v] = B[u m + v])",
+   "The same bijection, for a free index of an equation.")
 _r("max_const", "max_{v<N} c = c  when c does not depend on v (N >= 1)",
    "The maximum of a non-empty constant family.")
 # Elementary functions ---------------------------------------------------------------------
@@ -101,4 +107,7 @@ _r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0",
 _r("definition", "name = body for a defined constant", "Definitions are abbreviations (conservative).")
 _r("extensionality", "(forall I. A[I] = B[I])  <->  A = B", "Tensors are functions of their indices.")
 _r("congruence", "a = b  ->  C[a] = C[b]", "Leibniz's law (equals may be substituted).")
+_r("at_elim", "At(b, p, v) = b[p := v]  when b takes no derivative in p, or v is a variable absent from b",
+   "Evaluating at a point after differentiating is substitution when nothing is differentiated in p; "
+   "for a fresh variable v, d/dp at p = v is d/dv.")
 

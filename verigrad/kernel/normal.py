@@ -15,7 +15,7 @@ LogA, FnA  ``log u``, ``tanh u``, ``erf u``, opaque ``f(u..)``; DFnA its partial
 ParenA     a sum ``u`` that cannot be multiplied out (a negative or fractional power)
 SumA       ``sum_{b1..bk} m``: the binders of one connected block of factors
 MaxA       ``max_b u`` / ``min_b u``
-ApplyA     ``f(T1..Tk)[I]`` for an opaque TensorFn; JacA its Jacobian entries
+ApplyA     ``f(T1..Tk)[I]`` for an opaque TensorFn; JacA its Jacobian entries ``[I, K]``
 =========  ==============================================================
 
 Everything is hash-consed, so two terms are equal in normal form exactly when their
@@ -31,8 +31,9 @@ from __future__ import annotations
 from fractions import Fraction
 from math import gcd
 
-from .sizes import (FloorDiv, IndexVar, KernelError, Poly, SizeSym, bound_index, floordiv, fresh_index,
-                    nonneg, positive as ppositive)
+from . import sizes as S
+from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, bound_index, divide_exact,
+                    floordiv, fresh_index, nonneg, positive as ppositive)
 from . import terms as T
 
 
@@ -725,6 +726,11 @@ class Normalizer:
         if ppositive(p) or ppositive(-p):
             self.use("delta_decide")
             return ZERO
+        for m in sorted((x for x in p.symbols() if isinstance(x, SizeSym)), key=lambda x: x.skey):
+            q, r = divide_exact(p, Poly.sym(m))   # p = m q + r with |r| < m: q == 0 and r == 0
+            if q is not PZERO and r is not PZERO and nonneg(r + m - 1) and nonneg(m - 1 - r):
+                self.use("delta_radix")
+                return self.mul(self.delta(q), self.delta(r))
         return nf_atom(DeltaA(p))
 
     def ind(self, p: Poly) -> NF:
@@ -852,7 +858,16 @@ class Normalizer:
                     new_bs += temps
                     body = self.mul(body, self.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}))
             return self.mul(out, self.sum(new_bs, body))
-        # 2. Eliminate a binder against a Kronecker delta.
+        # 2. Re-index a binder of range q*m read through floor division by m: b = u*m + v.
+        for fd in divisions(m.skey):
+            for b in bs:
+                q, r = divide_exact(b.size, fd.m) if b in fd.a.symbols() else (None, None)
+                if r is PZERO and q is not PZERO and q is not S.ONE:
+                    self.use("sum_reindex")
+                    u, v = fresh_index(q), fresh_index(fd.m)
+                    body = self.subst_mono(m, {b: Poly.sym(u) * fd.m + Poly.sym(v)})
+                    return self.mul(out, self.sum([c for c in bs if c is not b] + [u, v], body))
+        # 3. Eliminate a binder against a Kronecker delta.
         for a, _ in m.factors:
             if isinstance(a, DeltaA) and a.ivars & bset:
                 for b in sorted(a.ivars & bset, key=lambda v: v.skey):
@@ -867,7 +882,7 @@ class Normalizer:
                     if divisible is not None:
                         guard = self.mul(guard, self.delta(divisible))
                     return self.mul(out, self.sum([c for c in bs if c is not b], self.mul(body, guard)))
-        # 3. Pull out what does not depend on the binders; split independent blocks.
+        # 4. Pull out what does not depend on the binders; split independent blocks.
         inside, outside = [], {}
         for a, e in m.factors:
             if a.ivars & bset:
@@ -1005,9 +1020,14 @@ class Normalizer:
         if isinstance(t, T.Apply):
             args = tuple(self.tensor_of(a, env) for a in t.operands)
             return nf_atom(ApplyA(t.fn, args, idx))
-        if isinstance(t, T.Jacobian):
+        if isinstance(t, T.Vjp):
             args = tuple(self.tensor_of(a, env) for a in t.operands)
-            return nf_atom(JacA(t.fn, t.argno, args, idx))
+            temps = [fresh_index(s) for s in t.cot.shape]
+            out_idx = tuple(Poly.sym(v) for v in temps)
+            return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(JacA(t.fn, t.argno, args, out_idx + idx))))
+        if isinstance(t, T.At):
+            # Only a body that takes no derivative in its params normalizes (by substitution).
+            return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
             from .derivative import derivative
             return derivative(self, n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
@@ -1065,6 +1085,14 @@ class Normalizer:
         if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
             return "nonneg"
         return None
+
+
+def divisions(skey: str) -> list:
+    """The floor divisions a key mentions: where to try re-indexing ``c = u*m + v``.
+    A guide only: re-indexing by a bijection is sound whatever it returns."""
+    if "f:(" not in skey:
+        return []
+    return [o for (cls, _), o in list(S._interned.items()) if cls is FloorDiv and o.skey in skey]
 
 
 # An untrusted heuristic ``(binders, factors) -> binders in order``, installed by

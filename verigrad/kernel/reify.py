@@ -1,71 +1,63 @@
-"""Normal forms back to terms (trusted only to print faithfully; proves nothing).
+"""Normal forms back to terms (proves nothing; must only be faithful).
 
 Used to state side conditions and to show the residual of a failed decision.
 """
 from __future__ import annotations
-
-from fractions import Fraction
 
 from . import normal as N
 from . import terms as T
 
 
 def reify(u: N.NF) -> T.Term:
-    parts = [_mono(m, c) for m, c in u.terms]
-    if not parts:
-        return T.Num(0)
+    parts = [_mono(m, c) for m, c in u.terms] or [T.Num(0)]
     return parts[0] if len(parts) == 1 else T.Add(tuple(parts))
 
 
-def _mono(m: N.Mono, c: Fraction) -> T.Term:
-    factors = [_pow(_atom(a), e) for a, e in m.factors]
+def _mono(m: N.Mono, c=1) -> T.Term:
+    factors = [_atom(a) if e == 1 else T.Pow(_atom(a), e) for a, e in m.factors]
     if c != 1 or not factors:
         factors.insert(0, T.Num(c))
     return factors[0] if len(factors) == 1 else T.Mul(tuple(factors))
 
 
-def _pow(t: T.Term, e: Fraction) -> T.Term:
-    return t if e == 1 else T.Pow(t, e)
+def _sums(binders, body):
+    for b in reversed(binders):
+        body = T.Sum(b, body)
+    return body
 
 
-def _atom(a) -> T.Term:
-    if isinstance(a, N.EntryA):
-        return T.Index(a.var, a.idx, total=True) if a.idx else a.var
-    if isinstance(a, N.IntA):
-        return T.IntVal(a.sym)
-    if isinstance(a, N.ConstA):
-        return T.Const(a.name)
-    if isinstance(a, N.PrimeA):
-        return T.Num(a.p)
-    if isinstance(a, N.DeltaA):
-        return T.Delta(a.p, 0)
-    if isinstance(a, N.IndA):
-        return T.IntCond(a.p, ">=", 0)
-    if isinstance(a, N.RIndA):
-        return T.RealCond(reify(a.u), a.rel)
-    if isinstance(a, N.ExpA):
-        return T.Func("exp", (_mono(a.m, Fraction(1)),))
-    if isinstance(a, N.LogA):
-        return T.Func("log", (reify(a.u),))
-    if isinstance(a, N.FnA):
-        return T.Func(a.fn, tuple(reify(u) for u in a.args))
-    if isinstance(a, N.DFnA):
-        return T.Func(T.ScalarFn(f"{a.fn.name}_d{a.k}", a.fn.arity), tuple(reify(u) for u in a.args))
-    if isinstance(a, N.ParenA):
-        return reify(a.u)
-    if isinstance(a, N.SumA):
-        body = _mono(a.m, Fraction(1))
-        for b in reversed(a.binders):
-            body = T.Sum(b, body)
-        return body
-    if isinstance(a, N.MaxA):
-        return T.ReduceMax(a.b, reify(a.u), a.kind)
-    if isinstance(a, N.ApplyA):
-        return T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True)
-    if isinstance(a, N.JacA):
-        return T.Index(T.Jacobian(a.fn, a.argno, tuple(_tensor(x) for x in a.args)), a.idx, total=True)
-    raise TypeError(f"cannot reify {a!r}")
+def _jacobian(a: N.JacA) -> T.Term:
+    """``J[I, K]`` as the VJP of the one-hot cotangent at ``I``."""
+    out = a.idx[:len(a.fn.out_shape)]
+    hot = [T.IndexVar(f"o{j}", s) for j, s in enumerate(a.fn.out_shape)]
+    deltas = [T.Delta(h, e) for h, e in zip(hot, out)]
+    onehot = T.Lamda(hot, deltas[0] if len(deltas) == 1 else T.Mul(tuple(deltas)))
+    return T.Index(T.Vjp(a.fn, a.argno, tuple(_tensor(x) for x in a.args), onehot), a.idx[len(out):], total=True)
 
 
 def _tensor(x: N.TensorNF) -> T.Term:
     return T.Lamda(x.binders, reify(x.u))
+
+
+_ATOMS = {
+    N.EntryA: lambda a: T.Index(a.var, a.idx, total=True) if a.idx else a.var,
+    N.IntA: lambda a: T.IntVal(a.sym),
+    N.ConstA: lambda a: T.Const(a.name),
+    N.PrimeA: lambda a: T.Num(a.p),
+    N.DeltaA: lambda a: T.Delta(a.p, 0),
+    N.IndA: lambda a: T.IntCond(a.p, ">=", 0),
+    N.RIndA: lambda a: T.RealCond(reify(a.u), a.rel),
+    N.ExpA: lambda a: T.Func("exp", (_mono(a.m),)),
+    N.LogA: lambda a: T.Func("log", (reify(a.u),)),
+    N.FnA: lambda a: T.Func(a.fn, tuple(reify(u) for u in a.args)),
+    N.DFnA: lambda a: T.Func(T.ScalarFn(f"{a.fn.name}_d{a.k}", a.fn.arity), tuple(reify(u) for u in a.args)),
+    N.ParenA: lambda a: reify(a.u),
+    N.SumA: lambda a: _sums(a.binders, _mono(a.m)),
+    N.MaxA: lambda a: T.ReduceMax(a.b, reify(a.u), a.kind),
+    N.ApplyA: lambda a: T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True),
+    N.JacA: _jacobian,
+}
+
+
+def _atom(a) -> T.Term:
+    return _ATOMS[type(a)](a)

@@ -103,6 +103,7 @@ class FloorDiv(IntSym):
 
     def _init(self, a, m):
         self.a, self.m = a, m
+        self.symbols = lambda: a.symbols() | m.symbols()
         self.name = f"floor(({a})/({m}))"
         self.skey = f"f:({a.skey})//({m.skey})"
 
@@ -353,13 +354,27 @@ def _bound(p: Poly, want_low: bool):
         p = a * pick + b
 
 
+def _mods_as_indices(p: Poly) -> Poly:
+    """Write each ``alpha*(a - m*(a // m))`` in ``p`` (that is, ``alpha*(a % m)``) as
+    ``alpha*r`` for a fresh index ``r`` of range ``m``: ``a % m`` lies in ``[0, m)``."""
+    for fd in [s for s in p.top_atoms() if isinstance(s, FloorDiv)]:
+        split = p.linear_in(fd)
+        if split is None:
+            continue
+        q, r = divide_exact(split[0], fd.m)
+        if r is ZERO and q is not ZERO:
+            alpha = -q
+            p = alpha * Poly.sym(fresh_index(fd.m, "mod")) + split[1] - alpha * fd.a
+    return p
+
+
 def nonneg(p) -> bool:
     """Proves ``p >= 0`` for all values of its symbols in their ranges (else False)."""
     p = as_poly(p)
     if p.is_const():
         return p.const_value() >= 0
     if p.index_atoms():
-        low = _bound(p, want_low=True)
+        low = _bound(_mods_as_indices(p), want_low=True)
         return low is not None and nonneg(low)
     # Only size symbols remain: shift each to its lower bound, n = lower + t, t >= 0.
     shift = {s: Poly.sym(s) + s.lower for s in p.symbols() if isinstance(s, SizeSym)}

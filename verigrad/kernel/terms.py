@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .sizes import (ONE, ZERO, FloorDiv, IndexVar, IntSym, KernelError, Poly, SizeSym,
-                    as_poly, fresh_index, nonneg, poly_str)
+from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg, poly_str
 
 _interned: dict = {}
 
@@ -65,57 +64,37 @@ class Term:
         return show(self)
 
     # -- operator sugar; each maps one-to-one onto a constructor --------------------
-    def __add__(self, o):
-        return Add((self, as_term(o)))
-
-    def __radd__(self, o):
-        return Add((as_term(o), self))
-
-    def __neg__(self):
-        return Mul((Num(-1), self))
-
-    def __sub__(self, o):
-        return Add((self, -as_term(o)))
-
-    def __rsub__(self, o):
-        return Add((as_term(o), -self))
-
-    def __mul__(self, o):
-        return Mul((self, as_term(o)))
-
-    def __rmul__(self, o):
-        return Mul((as_term(o), self))
-
-    def __truediv__(self, o):
-        return Mul((self, Pow(as_term(o), -1)))
-
-    def __rtruediv__(self, o):
-        return Mul((as_term(o), Pow(self, -1)))
-
-    def __pow__(self, e):
-        return Pow(self, e)
+    __add__ = lambda self, o: Add((self, as_term(o)))  # noqa: E731
+    __radd__ = lambda self, o: Add((as_term(o), self))  # noqa: E731
+    __neg__ = lambda self: Mul((Num(-1), self))  # noqa: E731
+    __sub__ = lambda self, o: Add((self, -as_term(o)))  # noqa: E731
+    __rsub__ = lambda self, o: Add((as_term(o), -self))  # noqa: E731
+    __mul__ = lambda self, o: Mul((self, as_term(o)))  # noqa: E731
+    __rmul__ = lambda self, o: Mul((as_term(o), self))  # noqa: E731
+    __truediv__ = lambda self, o: Mul((self, Pow(as_term(o), -1)))  # noqa: E731
+    __rtruediv__ = lambda self, o: Mul((as_term(o), Pow(self, -1)))  # noqa: E731
+    __pow__ = lambda self, e: Pow(self, e)  # noqa: E731
 
     def __getitem__(self, idx):
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        return Index(self, idx)
+        return Index(self, idx if isinstance(idx, tuple) else (idx,))
 
 
-
-_printer = {"text": lambda t: t.skey, "latex": lambda t: r"\texttt{" + t.skey + "}"}
-
-
-def install_printer(text, latex):
-    """Install the display of terms (the printer lives outside the kernel)."""
-    _printer["text"], _printer["latex"] = text, latex
+# The display of terms, theorems and conditions; the printer lives outside the kernel
+# (verigrad.report.printing installs itself here), so these are bare fallbacks.
+printer = {"text": lambda t: t.skey, "latex": lambda t: r"\texttt{" + t.skey + "}",
+           "statement": lambda th: f"|- {th.lhs.skey} = {th.rhs.skey}", "statement_latex": lambda th: th.lhs.skey,
+           "condition": lambda c: f"{c.kind}: {c.term.skey}"}
 
 
 def show(t) -> str:
-    return _printer["text"](t)
+    return printer["text"](t)
 
 
-def show_latex(t) -> str:
-    return _printer["latex"](t)
+_printer = printer                          # TODO(lead): remove once the StableHLO importer
+
+
+def install_printer(text, latex):           # no longer swaps printers (kernel request done)
+    printer.update(text=text, latex=latex)
 
 
 def map_args(t: Term, f, fp=None) -> Term:
@@ -146,8 +125,8 @@ def as_term(x) -> Term:
     raise KernelError(f"{x!r} ({type(x).__name__}) is not a term")
 
 
-def _check_index(e: Poly, size: Poly, where: str):
-    if not (nonneg(e) and nonneg(size - 1 - e)):
+def _check_index(e: Poly, size: Poly, where):
+    if not (nonneg(e) and nonneg(size - 1 - e)):   # ``where`` is formatted only when raising
         raise KernelError(f"index {poly_str(e)} is not provably inside [0, {poly_str(size)}) in {where}")
 
 
@@ -243,7 +222,7 @@ class Index(Term):
             raise KernelError(f"{len(idx)} indices for the rank-{len(base.shape)} term {base!r}")
         if not total:
             for e, s in zip(idx, base.shape):
-                _check_index(e, s, repr(base))
+                _check_index(e, s, base)
         return base, idx, bool(total)
 
     def _build(self, base, idx, total):
@@ -337,28 +316,36 @@ class Pow(Term):
         self._set(base.shape, f"P({base.skey})^{exponent}", base.free_idx, base.atoms)
 
 
-class ScalarFn:
-    """An opaque differentiable function of ``arity`` reals, declared by the user."""
+class _Symbol:
+    """A named function symbol, interned by its arguments."""
 
-    def __new__(cls, name: str, arity: int = 1):
-        key = ("ScalarFn", name, arity)
+    def __new__(cls, name: str, *args):
+        key = (cls, name, args)
         obj = _interned.get(key)
         if obj is None:
-            if not name.isidentifier() or name in ELEMENTARY:
+            if not isinstance(name, str) or not name.isidentifier() or name in ELEMENTARY:
                 raise KernelError(f"{name!r} cannot name an opaque function")
             obj = object.__new__(cls)
-            obj.name, obj.arity, obj.skey = name, arity, f"F:{name}/{arity}"
+            obj.name = name
+            obj._init(*args)
             _interned[key] = obj
         return obj
 
+    __repr__ = lambda self: self.name  # noqa: E731
+    __lt__ = lambda self, other: self.skey < other.skey  # noqa: E731
+
+
+class ScalarFn(_Symbol):
+    """An opaque differentiable function of ``arity`` reals, declared by the user."""
+
+    def __new__(cls, name: str, arity: int = 1):
+        return super().__new__(cls, name, arity)
+
+    def _init(self, arity):
+        self.arity, self.skey = arity, f"F:{self.name}/{arity}"
+
     def __call__(self, *args):
         return Func(self, tuple(args))
-
-    def __repr__(self):
-        return self.name
-
-    def __lt__(self, other):
-        return self.skey < other.skey
 
 
 class Func(Term):
@@ -468,33 +455,21 @@ class RealCond(Term):
         self._set(t.shape, f"Q({t.skey}{rel}0)", t.free_idx, t.atoms)
 
 
-class TensorFn:
+class TensorFn(_Symbol):
     """An opaque differentiable tensor function with declared argument and result
     shapes (a branch of a network whose only known property is its declared VJP)."""
 
     def __new__(cls, name: str, arg_shapes, out_shape):
-        arg_shapes = tuple(tuple(as_poly(s) for s in sh) for sh in arg_shapes)
-        out_shape = tuple(as_poly(s) for s in out_shape)
-        key = ("TensorFn", name, arg_shapes, out_shape)
-        obj = _interned.get(key)
-        if obj is None:
-            if not name.isidentifier():
-                raise KernelError(f"{name!r} cannot name a tensor function")
-            obj = object.__new__(cls)
-            obj.name, obj.arg_shapes, obj.out_shape = name, arg_shapes, out_shape
-            obj.skey = f"T:{name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes) \
-                       + "->" + ".".join(s.skey for s in out_shape)
-            _interned[key] = obj
-        return obj
+        return super().__new__(cls, name, tuple(tuple(as_poly(s) for s in sh) for sh in arg_shapes),
+                               tuple(as_poly(s) for s in out_shape))
+
+    def _init(self, arg_shapes, out_shape):
+        self.arg_shapes, self.out_shape = arg_shapes, out_shape
+        self.skey = f"T:{self.name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes) \
+            + "->" + ".".join(s.skey for s in out_shape)
 
     def __call__(self, *args):
         return Apply(self, tuple(args))
-
-    def __repr__(self):
-        return self.name
-
-    def __lt__(self, other):
-        return self.skey < other.skey
 
 
 class Apply(Term):
@@ -560,33 +535,82 @@ class Named(Term):
         self._set(body.shape, f"Nm:{name}({body.skey})", body.free_idx, body.atoms)
 
 
-class Jacobian(Term):
-    """``J[I, K] = d f(args)[I] / d args[argno][K]`` for an opaque TensorFn ``f``."""
+class Vjp(Term):
+    """``Vjp(f, k, args, cot)[K] = sum_I cot[I] * d f(args)[I] / d args_k[K]``: the
+    transpose-Jacobian of an opaque TensorFn ``f`` applied to ``cot`` (its declared VJP)."""
 
     @classmethod
-    def _canon(cls, fn, argno, args):
-        app = Apply(fn, args)
+    def _canon(cls, fn, argno, args, cot):
+        app, cot = Apply(fn, args), as_term(cot)
         if not (isinstance(argno, int) and 0 <= argno < len(app.operands)):
             raise KernelError(f"{fn.name} has no argument {argno!r}")
-        return fn, argno, app.operands
+        if cot.shape != fn.out_shape:
+            raise KernelError(f"cotangent of {fn.name} has shape {_shape_str(cot.shape)}, "
+                              f"expected {_shape_str(fn.out_shape)}")
+        return fn, argno, app.operands, cot
 
-    def _build(self, fn, argno, args):
-        self.fn, self.argno, self.operands = fn, argno, args
-        self._set(fn.out_shape + fn.arg_shapes[argno],
-                  f"J{argno}{fn.skey}(" + ",".join(a.skey for a in args) + ")",
-                  _union(a.free_idx for a in args), _union(a.atoms for a in args) | {fn})
+    def _build(self, fn, argno, args, cot):
+        self.fn, self.argno, self.operands, self.cot = fn, argno, args, cot
+        self._set(fn.arg_shapes[argno], f"Vjp{argno}{fn.skey}(" + ",".join(a.skey for a in args) + f";{cot.skey})",
+                  _union(a.free_idx for a in args + (cot,)), _union(a.atoms for a in args + (cot,)) | {fn})
+
+
+class At(Term):
+    """``body`` at the point ``params := values``, taken *after* the derivatives in
+    ``body``: ``At(d F(p)[I] / d p[K], (p,), (v,))`` is the Jacobian of F at v. The
+    params are bound in ``body``."""
+
+    @classmethod
+    def _canon(cls, body, params, values):
+        params, values = tuple(params), tuple(as_term(v) for v in values)
+        if len(params) != len(values) or len(set(params)) != len(params):
+            raise KernelError("At needs distinct params, one value each")
+        for p, v in zip(params, values):
+            if not isinstance(p, Var) or p.shape != v.shape:
+                raise KernelError(f"At: {p!r} := {v!r} is not a variable and a value of its shape")
+        return as_term(body), params, values
+
+    def _build(self, body, params, values):
+        self.body, self.params, self.values = body, params, values
+        self._set(body.shape, f"At({body.skey}|" + ",".join(f"{p.skey}={v.skey}" for p, v in zip(params, values))
+                  + ")", body.free_idx | _union(v.free_idx for v in values),
+                  (body.atoms - set(params)) | _union(v.atoms for v in values))
+
+
+_fresh_vars = iter(range(1, 1 << 62))
+
+
+def vjp_statement(forward: Term, var: Var, cotangent: Var):
+    """The transpose-Jacobian product of ``forward`` (a term in ``var``) applied to
+    ``cotangent`` (a variable of ``forward``'s shape), as a tensor of ``var``'s shape:
+    ``Lamda[K]( sum_I cotangent[I] * d forward[I] / d var[K] )``."""
+    if cotangent.shape != forward.shape:
+        raise KernelError(f"cotangent {cotangent.name} has shape {_shape_str(cotangent.shape)}, "
+                          f"the forward has {_shape_str(forward.shape)}")
+    ks = [IndexVar(f"k{j}" if len(var.shape) > 1 else "k", s) for j, s in enumerate(var.shape)]
+    is_ = [IndexVar(f"i{j}" if len(forward.shape) > 1 else "i", s) for j, s in enumerate(forward.shape)]
+    body = Mul((Index(cotangent, is_) if is_ else cotangent,
+                  Deriv(Index(forward, is_) if is_ else forward, var, ks)))
+    for i in reversed(is_):
+        body = Sum(i, body)
+    return Lamda(ks, body) if ks else body
 
 
 # -- substitution ------------------------------------------------------------------------
 
 class FnLam:
-    """``lambda x1..xk: body``: what an opaque TensorFn may be instantiated with."""
+    """``lambda x1..xk: body``: what an opaque TensorFn may be instantiated with. ``cot``
+    names the cotangent variable its VJPs are stated with (a fresh one by default)."""
 
-    def __init__(self, params, body):
+    def __init__(self, params, body, cot=None):
         self.params, self.body = tuple(params), as_term(body)
         for p in self.params:
             if not isinstance(p, Var):
                 raise KernelError(f"function parameter {p!r} is not a variable")
+        self.cot = cot or Var(f"cot'{next(_fresh_vars)}", self.body.shape)
+        if not isinstance(self.cot, Var) or self.cot.shape != self.body.shape or self.cot in self.params:
+            raise KernelError(f"{self.cot!r} cannot be the cotangent variable of a function of shape "
+                              f"{_shape_str(self.body.shape)}")
 
 
 def subst(t: Term, mapping: dict) -> Term:
@@ -643,6 +667,23 @@ class _Subst:
         self.cache[t] = out
         return out
 
+    def _at(self, t: At) -> Term:
+        """Substitute in the values, and in the body with the params bound: a param is
+        renamed when a substituted value mentions it or its shape changes."""
+        inner = {k: v for k, v in self.mapping.items() if k not in t.params}
+        captured = set()
+        for v in inner.values():
+            captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
+        params = []
+        for p in t.params:
+            q = Var(p.name, [self.poly(s) for s in p.shape], p.facts)
+            if p in captured:
+                q = Var(f"{p.name}'{next(_fresh_vars)}", q.shape, p.facts)
+            if q is not p:
+                inner[p] = q
+            params.append(q)
+        return At(subst(t.body, inner), params, [self.go(v) for v in t.values])
+
     def _touches_ints(self, t: Term) -> bool:
         if not self.ints:
             return False
@@ -668,7 +709,9 @@ class _Subst:
         if isinstance(t, (Sum, ReduceMax)):
             w, inner = self.binder(t.idx)
             return type(t)(w, inner.go(t.body), *t._args[2:])
-        if isinstance(t, (Apply, Jacobian)):
+        if isinstance(t, At):
+            return self._at(t)
+        if isinstance(t, (Apply, Vjp)):
             args = tuple(g(a) for a in t.operands)
             lam = self.mapping.get(t.fn)
             if lam is None:
@@ -676,12 +719,13 @@ class _Subst:
                 if self.sizes:
                     fn = TensorFn(fn.name, [[self.poly(s) for s in sh] for sh in fn.arg_shapes],
                                   [self.poly(s) for s in fn.out_shape])
-                return Apply(fn, args) if isinstance(t, Apply) else Jacobian(fn, t.argno, args)
-            if isinstance(t, Jacobian):
-                raise KernelError(f"cannot instantiate {t.fn.name} inside its Jacobian")
+                return Apply(fn, args) if isinstance(t, Apply) else Vjp(fn, t.argno, args, g(t.cot))
             if len(lam.params) != len(args):
                 raise KernelError(f"{t.fn.name} replaced by a function of {len(lam.params)} parameters")
-            return subst(lam.body, dict(zip(lam.params, args)))
+            if isinstance(t, Apply):
+                return subst(lam.body, dict(zip(lam.params, args)))
+            return At(vjp_statement(lam.body, lam.params[t.argno], lam.cot), lam.params + (lam.cot,),
+                      args + (g(t.cot),))
         if isinstance(t, Deriv):
             var = g(t.var)
             if not isinstance(var, Var):
@@ -719,7 +763,8 @@ def _sizes_in(x, out: set):
             _sizes_in(y, out)
 
 
+
+
 def sizes_of(t: Term) -> frozenset:
     """The size symbols a term's shapes, ranges and indices mention."""
     return t.sizes
-

@@ -11,14 +11,14 @@ token private to it. Tactics outside the kernel propose terms; these rules check
 from __future__ import annotations
 
 import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional
 
 from . import terms as T
 from .axioms import AXIOMS
-from .normal import NF, Normalizer, NotDifferentiable
-from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg
+from .normal import NF, Normalizer, NotDifferentiable, divisions
+from .terms import vjp_statement  # noqa: F401  (re-exported)
+from .sizes import ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg
 
 _TOKEN = object()
 
@@ -31,11 +31,7 @@ class Condition:
     term: T.Term
 
     def __str__(self):
-        if self.kind == "smooth":
-            return f"{self.term!r} is differentiable"
-        rel = ">" if self.kind == "positive" else "!="
-        note = " (off the kink)" if self.kind == "offkink" else ""
-        return f"{self.term!r} {rel} 0{note}"
+        return T.printer["condition"](self)
 
 
 class Theorem:
@@ -47,13 +43,9 @@ class Theorem:
             raise KernelError("theorems are made only by the kernel's rules")
         if lhs.shape != rhs.shape:
             raise KernelError(f"internal: equation between shapes {lhs.shape} and {rhs.shape}")
-        object.__setattr__(self, "hyps", frozenset(hyps))
-        object.__setattr__(self, "conds", frozenset(conds))
-        object.__setattr__(self, "lhs", lhs)
-        object.__setattr__(self, "rhs", rhs)
-        object.__setattr__(self, "rule", rule)
-        object.__setattr__(self, "parents", tuple(parents))
-        object.__setattr__(self, "used", frozenset(used))
+        for k, v in zip(self.__slots__, (frozenset(hyps), frozenset(conds), lhs, rhs, rule, tuple(parents),
+                                         frozenset(used))):
+            object.__setattr__(self, k, v)
 
     def __setattr__(self, name, value):
         raise AttributeError("theorems are immutable")
@@ -71,19 +63,10 @@ class Theorem:
         return sorted(out)
 
     def statement(self) -> str:
-        text = T.show
-        hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
-        body = f"{text(self.lhs)} = {text(self.rhs)}"
-        out = (hyp + " |- " if hyp else "|- ") + body
-        if self.conds:
-            out += "   [where " + "; ".join(sorted(str(c) for c in self.conds)) + "]"
-        return out
+        return T.printer["statement"](self)
 
     def latex(self) -> str:
-        latex = T.show_latex
-        body = f"{latex(self.lhs)} = {latex(self.rhs)}"
-        hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(self.hyps, key=lambda h: h[0].skey))
-        return (hyp + r" \vdash " if hyp else r"\vdash ") + body
+        return T.printer["statement_latex"](self)
 
     def __repr__(self):
         return f"<Theorem {self.statement()}>"
@@ -97,17 +80,11 @@ def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
 
 
 def _hyps(*ths):
-    out = set()
-    for th in ths:
-        out |= th.hyps
-    return out
+    return set().union(*(th.hyps for th in ths))
 
 
 def _conds(*ths):
-    out = set()
-    for th in ths:
-        out |= th.conds
-    return out
+    return set().union(*(th.conds for th in ths))
 
 
 # -- primitive rules -----------------------------------------------------------------
@@ -170,38 +147,56 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     """Congruence: ``|- target = target'`` where every occurrence of ``th.lhs`` in
     ``target`` that is not under a binder of its free indices is replaced by ``th.rhs``.
     With hypotheses, occurrences inside derivatives are left alone (a hypothesis holds
-    at a point, not as an identity of functions)."""
-    lhs_idx = th.lhs.free_idx | th.rhs.free_idx
+    at a point, not as an identity of functions). Inside ``At(body, ps, vs)`` the
+    theorem is used at the point ``ps := vs``, so its side conditions are taken there."""
+    blocked = th.lhs.free_idx | th.rhs.free_idx
+    hyp_vars = set()
     for l, r in th.hyps:
-        lhs_idx |= l.free_idx | r.free_idx
-    cache: dict = {}
-    count = [0]
+        blocked |= l.free_idx | r.free_idx
+        hyp_vars |= l.atoms | r.atoms
+    cache, conds = {}, set()
 
-    def go(t: T.Term) -> T.Term:
+    def go(t: T.Term, ats: tuple) -> T.Term:
         if t is th.lhs:
-            count[0] += 1
+            for c in th.conds:
+                term = c.term
+                for a in reversed(ats):
+                    if term.atoms & set(a.params):
+                        term = T.At(term, a.params, a.values)
+                conds.add(Condition(c.kind, term))
             return th.rhs
-        hit = cache.get(t)
-        if hit is not None:
-            return hit
-        out = _rebuild(t, go, lhs_idx, bool(th.hyps))
-        cache[t] = out
-        return out
+        key = (t, ats)
+        if key not in cache:
+            cache[key] = _rebuild(t, lambda u: go(u, ats), blocked, bool(th.hyps), hyp_vars,
+                                  lambda u: go(u, ats + (t,)))
+        return cache[key]
 
-    new = go(target)
-    if count[0] == 0:
+    new = go(target, ())
+    if not conds and new is target:
         raise KernelError(f"rewrite: {th.lhs!r} does not occur in {target!r}")
-    return _make(_hyps(th), _conds(th), target, new, "rewrite", (th,), {"congruence"})
+    return _make(_hyps(th), conds, target, new, "rewrite", (th,), {"congruence"})
 
 
-def _rebuild(t: T.Term, go, blocked, has_hyps) -> T.Term:
+def _rebuild(t: T.Term, go, blocked, has_hyps, hyp_vars, go_inside_at) -> T.Term:
     if isinstance(t, (T.Lamda, T.Sum, T.ReduceMax)):
         bound = set(t.idxs) if isinstance(t, T.Lamda) else {t.idx}
         if bound & blocked:
             return t
     if isinstance(t, T.Deriv) and has_hyps:
         return t
+    if isinstance(t, T.At):
+        body = t.body if set(t.params) & hyp_vars else go_inside_at(t.body)
+        return T.At(body, t.params, [go(v) for v in t.values])
     return T.map_args(t, go)
+
+
+def at_elim(t: T.At) -> Theorem:
+    """``|- At(body, ps, vs) = body[ps := vs]`` when the substitution is defined: no
+    derivative in ``body`` is taken in a param replaced by a non-variable (``subst``
+    checks this), so evaluating after differentiating is plain substitution."""
+    if not isinstance(t, T.At):
+        raise KernelError(f"at_elim needs an At term, not {t!r}")
+    return _make((), (), t, T.subst(t.body, dict(zip(t.params, t.values))), "at_elim", (), {"at_elim"})
 
 
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
@@ -223,7 +218,7 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
                 raise KernelError(f"instantiate: {k.name} := {p} is not provably in [0, {k.size})")
         elif isinstance(k, T.Var):
             shown = {"positive": ("pos",), "nonneg": ("pos", "nonneg"), "nonzero": ("pos",)}
-            for fact in k.facts:
+            for fact in [f for f in ("positive", "nonzero", "nonneg") if f in k.facts]:
                 if nz.sign(T.as_term(v)) not in shown[fact]:
                     raise KernelError(f"instantiate: {k.name} must be {fact}; {v!r} is not provably so")
         elif isinstance(k, T.TensorFn):
@@ -254,23 +249,16 @@ class Failure:
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
 
 
-@contextmanager
-def _quiet_gc():
-    """Pause the cyclic garbage collector during a decision: normal forms create no
-    reference cycles (refcounting frees them), while every collection would rescan
-    the ever-growing tables of hash-consed terms."""
+def prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
+    # The cyclic garbage collector is paused: normal forms make no reference cycles,
+    # while each collection would rescan the ever-growing tables of hash-consed terms.
     was = gc.isenabled()
     gc.disable()
     try:
-        yield
+        return _prove_equal(lhs, rhs, using)
     finally:
         if was:
             gc.enable()
-
-
-def prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
-    with _quiet_gc():
-        return _prove_equal(lhs, rhs, using)
 
 
 def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
@@ -297,20 +285,27 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     # subst refuses to replace a differentiated variable or to make a derivative's body
     # depend on its variable in a new way (a hypothesis holds at a point).
     lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
-    idx = tuple(Poly.sym(fresh_index(s, "k")) for s in lhs.shape)
+    idx = [Poly.sym(fresh_index(s, "k")) for s in lhs.shape]
+    splits = 0
     for strict in (False, True):
-        nz = Normalizer(strict_kinks=strict)
-        try:
-            diff = nz.sub(nz.norm(lhs2, idx), nz.norm(rhs2, idx))
-        except NotDifferentiable as e:
-            return Failure(f"not differentiable: {e}")
-        if diff.terms:
-            diff = _clear_denominators(nz, diff)
-        if not diff.terms:
+        while True:
+            nz = Normalizer(strict_kinks=strict)
+            try:
+                diff = nz.sub(nz.norm(lhs2, tuple(idx)), nz.norm(rhs2, tuple(idx)))
+            except NotDifferentiable as e:
+                return Failure(f"not differentiable: {e}")
+            if diff.terms:
+                diff = _clear_denominators(nz, diff)
+            if not diff.terms or splits > 2 * len(idx) or not _split_free(diff, idx):
+                break
+            splits += 1
+        if not diff.terms or "rind:" not in diff.skey:
             break
-        if strict or "rind:" not in diff.skey:
-            from .reify import reify
-            return Failure("the normal forms differ", reify(diff))
+    if diff.terms:
+        from .reify import reify
+        return Failure("the normal forms differ", reify(diff))
+    if splits:
+        nz.use("index_split")
     nz.use("ring")
     conds = {Condition(kind, _closed(u)) for kind, u in nz.conds.values()}
     return _make(_hyps(*using), conds | _conds(*using), lhs, rhs, "decide", tuple(using), nz.axioms)
@@ -331,17 +326,29 @@ def _closed(u: NF) -> T.Term:
 
 
 def normal_form(t: T.Term) -> T.Term:
-    """The kernel's normal form of ``t`` as a term (a Lamda over fresh indices for a
-    tensor). A view for numeric evaluation and display; it proves nothing."""
+    """The normal form of ``t`` as a term (a Lamda over fresh indices for a tensor): a
+    view for numeric evaluation and display, which proves nothing."""
     from .reify import reify
-    nz = Normalizer()
     idx = [fresh_index(s, "k") for s in t.shape]
-    body = reify(nz.norm(T.as_term(t), tuple(Poly.sym(v) for v in idx)))
+    body = reify(Normalizer().norm(T.as_term(t), tuple(Poly.sym(v) for v in idx)))
     return T.Lamda(idx, body) if idx else body
 
 
 def _shp(shape):
     return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _split_free(diff: NF, idx: list) -> bool:
+    """Split a free index read through floor division by m, of range q*m, into
+    ``u*m + v`` (in place); False if there is none."""
+    for fd in divisions(diff.skey):
+        for j, p in enumerate(idx):
+            for k in p.index_vars() & fd.a.symbols():
+                q, r = divide_exact(k.size, fd.m)
+                if not r.terms and q.terms and q is not ONE:
+                    idx[j] = p.subst({k: Poly.sym(fresh_index(q, "k")) * fd.m + Poly.sym(fresh_index(fd.m, "k"))})
+                    return True
+    return False
 
 
 def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
@@ -367,21 +374,5 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
     return diff
 
 
-def vjp_statement(forward: T.Term, var: T.Var, cotangent: T.Var):
-    """The transpose-Jacobian product of ``forward`` (a term in ``var``) applied to
-    ``cotangent`` (a variable of ``forward``'s shape), as a tensor of ``var``'s shape:
-    ``Lamda[K]( sum_I cotangent[I] * d forward[I] / d var[K] )``."""
-    if cotangent.shape != forward.shape:
-        raise KernelError(f"cotangent {cotangent.name} has shape {_shp(cotangent.shape)}, "
-                          f"the forward has {_shp(forward.shape)}")
-    ks = [IndexVar(f"k{j}" if len(var.shape) > 1 else "k", s) for j, s in enumerate(var.shape)]
-    is_ = [IndexVar(f"i{j}" if len(forward.shape) > 1 else "i", s) for j, s in enumerate(forward.shape)]
-    body = T.Mul((T.Index(cotangent, is_) if is_ else cotangent,
-                  T.Deriv(T.Index(forward, is_) if is_ else forward, var, ks)))
-    for i in reversed(is_):
-        body = T.Sum(i, body)
-    return T.Lamda(ks, body) if ks else body
-
-
 __all__ = ["Theorem", "Condition", "Failure", "refl", "assume", "symm", "trans", "index", "abstract",
-           "define", "rewrite", "instantiate", "prove_equal", "vjp_statement", "normal_form"]
+           "define", "rewrite", "at_elim", "instantiate", "prove_equal", "vjp_statement", "normal_form"]

@@ -103,8 +103,11 @@ def _text(t):
         return f"[{text(t.t)} {t.rel} 0]", 5
     if isinstance(t, T.Apply):
         return f"{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
-    if isinstance(t, T.Jacobian):
-        return f"J{t.argno}_{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
+    if isinstance(t, T.Vjp):
+        return f"vjp{t.argno}_{t.fn.name}({', '.join(text(a) for a in t.operands)}; {text(t.cot)})", 5
+    if isinstance(t, T.At):
+        at = ", ".join(f"{p.name} := {text(v)}" for p, v in zip(t.params, t.values))
+        return f"({text(t.body)})|{{{at}}}", 5
     if isinstance(t, T.Deriv):
         v = t.var.name + (f"[{', '.join(_idx(e) for e in t.idx)}]" if t.idx else "")
         return f"d({text(t.body)})/d{v}", 5
@@ -196,13 +199,40 @@ def _latex(t):
         return rf"\mathbb{{1}}\left[{latex(t.t)} {rel} 0\right]", 5
     if isinstance(t, T.Apply):
         return _name(t.fn.name) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
-    if isinstance(t, T.Jacobian):
-        return (rf"J^{{({t.argno})}}_{{{_name(t.fn.name)}}}\left(" + ", ".join(latex(a) for a in t.operands)
-                + r"\right)"), 5
+    if isinstance(t, T.Vjp):
+        return (rf"\mathrm{{vjp}}^{{({t.argno})}}_{{{_name(t.fn.name)}}}\left(" + ", ".join(latex(a) for a in t.operands)
+                + r";\, " + latex(t.cot) + r"\right)"), 5
+    if isinstance(t, T.At):
+        at = r",\, ".join(f"{_name(p.name)} = {latex(v)}" for p, v in zip(t.params, t.values))
+        return r"\left." + latex(t.body) + r"\right|_{" + at + "}", 5
     if isinstance(t, T.Deriv):
         v = _name(t.var.name) + ("_{" + ", ".join(_lpoly(e) for e in t.idx) + "}" if t.idx else "")
         return rf"\frac{{\partial}}{{\partial {v}}} " + p(t.body, 5)[0], 2
     return r"\mathrm{?}", 5
 
 
-T.install_printer(text, latex)
+# -- theorems and conditions ---------------------------------------------------------------
+
+def condition(c) -> str:
+    """A side condition: ``t != 0`` (off the kink), ``t > 0``, or ``t`` differentiable."""
+    if c.kind == "smooth":
+        return f"{text(c.term)} is differentiable"
+    rel = ">" if c.kind == "positive" else "!="
+    return f"{text(c.term)} {rel} 0" + (" (off the kink)" if c.kind == "offkink" else "")
+
+
+def statement(th) -> str:
+    """``hyps |- lhs = rhs   [where conditions]``."""
+    hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
+    out = (hyp + " |- " if hyp else "|- ") + f"{text(th.lhs)} = {text(th.rhs)}"
+    if th.conds:
+        out += "   [where " + "; ".join(sorted(condition(c) for c in th.conds)) + "]"
+    return out
+
+
+def statement_latex(th) -> str:
+    hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
+    return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
+
+
+T.printer.update(text=text, latex=latex, statement=statement, statement_latex=statement_latex, condition=condition)
