@@ -164,3 +164,26 @@ def test_import_of_a_train_step_agrees_with_xla(tmp_path):
     checks = validate(m.text(ts), imp, positive=positive)
     assert [c.name for c in checks] == [p.name for p in ts.outputs]
     assert np.max([c.max_error for c in checks]) < 1e-5
+
+
+def _block(x, wq, wk, wv, w1):
+    """A tiny pre-norm transformer block: layer norm, 2-head attention, GELU MLP."""
+    def ln(h):
+        mu = jnp.mean(h, -1, keepdims=True)
+        return (h - mu) * jax.lax.rsqrt(jnp.var(h, -1, keepdims=True) + 1e-5)
+    h = ln(x)
+    q, k, v = [(h @ w).reshape(3, 2, 2).transpose(1, 0, 2) for w in (wq, wk, wv)]
+    a = jax.nn.softmax(jnp.einsum("hqd,hkd->hqk", q, k) / jnp.sqrt(2.0), axis=-1)
+    x = x + jnp.einsum("hqk,hkd->qhd", a, v).reshape(3, 4)
+    return x + jax.nn.gelu(ln(x) @ w1, approximate=False) @ w1.T + jax.nn.gelu(x, approximate=True)
+
+
+def test_transformer_block_and_its_gradient_agree_with_xla():
+    shapes = [(3, 4), (4, 4), (4, 4), (4, 4), (4, 6)]
+    f = lambda *a: (_block(*a), jax.grad(lambda *b: jnp.sum(jnp.sin(_block(*b))), argnums=(0, 1, 4))(*a))  # noqa: E731
+    text = lower(f, *shapes)
+    with pytest.raises(StableHLOError, match="unsupported operation stablehlo.(sine|cosine)"):
+        import_module(text)
+    g = lambda *a: (_block(*a), jax.grad(lambda *b: jnp.sum(jnp.tanh(_block(*b))), argnums=(0, 1, 4))(*a))  # noqa: E731
+    checks = validate(lower(g, *shapes), seed=2)
+    assert len(checks) == 4 and all(c.ok for c in checks)

@@ -90,3 +90,17 @@ def test_iree_and_xla_agree_on_a_train_step(ref):
         outs[name] = [backend.to_host(o) for o in backend.compile(text, name)(*args)]
     for a, b in zip(outs["xla"], outs["iree"]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(backend.iree_available() is not None, reason=str(backend.iree_available()))
+def test_training_on_iree_follows_xla(ref):
+    from verigrad.run import train
+    runs = {}
+    for name in ("xla", "iree"):
+        tr = train.Trainer(ref, train.Config(epochs=1, lr=3e-3, backend=name), progress=False)
+        runs[name] = (tr.run(), tr.parameters())
+    (sx, px), (si, pi) = runs["xla"], runs["iree"]
+    assert si.steps == sx.steps and abs(si.loss - sx.loss) < 1e-3
+    for name in px:
+        np.testing.assert_allclose(pi[name], px[name], rtol=1e-3, atol=1e-4)

@@ -42,13 +42,16 @@ MAX_LITERAL_ENTRIES = 256
 
 
 class Infinity:
-    """``+inf`` or ``-inf`` of a shape: not a real, only the identity of max / min."""
+    """A non-finite constant of a shape: ``sign`` +1 or -1 for +-inf, 0 for NaN. Not a
+    real: an infinity may be the identity of max / min, and either may be the branch
+    of a ``select`` whose predicate is constant and picks the other branch (as in
+    ``jnp.var``'s ``where(n > ddof, s / (n - ddof), nan)``)."""
 
     def __init__(self, sign: int, shape: tuple):
         self.sign, self.shape = sign, tuple(shape)
 
     def __repr__(self):
-        return f"{'+' if self.sign > 0 else '-'}inf{list(self.shape)}"
+        return ("nan" if self.sign == 0 else f"{'+' if self.sign > 0 else '-'}inf") + str(list(self.shape))
 
 
 # -- small constructors ---------------------------------------------------------------------
@@ -191,6 +194,8 @@ _unary("stablehlo.log", lambda x: Func("log", (x,)))
 _unary("stablehlo.log_plus_one", lambda x: Func("log", (1 + x,)))
 _unary("stablehlo.tanh", lambda x: Func("tanh", (x,)))
 _unary("chlo.erf", lambda x: Func("erf", (x,)))
+_unary("chlo.square", lambda x: x * x)
+_unary("chlo.erfc", lambda x: 1 - Func("erf", (x,)))
 _unary("stablehlo.logistic", lambda x: Pow(1 + Func("exp", (-x,)), -1))
 _unary("stablehlo.sqrt", lambda x: Pow(x, Fraction(1, 2)))
 _unary("stablehlo.rsqrt", lambda x: Pow(x, Fraction(-1, 2)))
@@ -231,6 +236,8 @@ def _xor(op, a, b):
 def _max_min(op, a, b):
     big = op.name.endswith("maximum")
     inf = [x for x in (a, b) if isinstance(x, Infinity)]
+    if any(x.sign == 0 for x in inf):
+        op.fail("an operand is NaN")
     if inf:
         x = inf[0]
         other = b if x is a else a
@@ -272,13 +279,32 @@ def _compare(op, a, b):
     op.fail(f"unknown comparison {direction}")
 
 
-@rule("stablehlo.select")
+@rule("stablehlo.select", infinity=True)
 def _select(op, p, a, b):
+    if isinstance(a, Infinity) or isinstance(b, Infinity):
+        picked = _constant_predicate(op, p)
+        return a if picked else b
     return add(mul(p, a), mul(1 - p, b))
 
 
-@rule("stablehlo.convert")
+def _constant_predicate(op, p):
+    """The value (True / False) of a predicate that mentions no variable, where every
+    entry agrees; else an error (a non-finite branch could be taken)."""
+    if isinstance(p, Infinity) or p.atoms or p.free_idx:
+        op.fail("a non-finite branch under a predicate that is not constant")
+    from verigrad.certify.evaluate import evaluate
+    v = np.asarray(evaluate(p, {}, {}))
+    if not (np.all(v == 1) or np.all(v == 0)):
+        op.fail("a non-finite branch under a predicate that is not constant")
+    return bool(np.all(v == 1))
+
+
+@rule("stablehlo.convert", infinity=True)
 def _convert(op, x):
+    if isinstance(x, Infinity):
+        if not op.out.is_float:
+            op.fail(f"conversion of {x} to {op.out.dtype}")
+        return Infinity(x.sign, op.out.shape)
     src = op.in_specs[0]
     if src.is_float and not op.out.is_float:
         op.fail(f"conversion from {src.dtype} to {op.out.dtype} rounds; only conversions that keep the value are supported")
@@ -331,7 +357,7 @@ def _literal(a, spec, op):
     if isinstance(a, ir.FloatAttr):
         v = ir.FloatAttr(a).value
         if np.isnan(v):
-            op.fail("a NaN constant is not supported")
+            return Infinity(0, spec.shape)
         if np.isinf(v):
             return Infinity(1 if v > 0 else -1, spec.shape)
         return _number(v, spec)
