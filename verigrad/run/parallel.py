@@ -12,9 +12,10 @@ the single-device update up to float rounding.
 
 What we found (jax/jaxlib 0.10.2): PJRT's ``compile_and_load`` accepts hand-written
 text with ``sdy.sharding`` attributes when the compile options set
-``num_partitions``, ``use_spmd_partitioning`` and ``use_shardy_partitioner`` (the
-older ``mhlo.sharding`` strings go through GSPMD instead and need the Shardy flag
-off); ``execute_sharded`` takes global ``jax.Array``s placed with ``NamedSharding``
+``num_partitions``, ``use_spmd_partitioning`` and ``use_shardy_partitioner``, the
+form ``jax.jit(..., in_shardings=...)`` itself lowers to in this version (the older
+``mhlo.sharding`` strings belong to GSPMD; we did not take that path);
+``execute_sharded`` takes global ``jax.Array``s placed with ``NamedSharding``
 and returns per-device shards, which ``jax.make_array_from_single_device_arrays``
 reassembles without copying. ``jax.export`` would also work, but builds on private
 constructor fields.
