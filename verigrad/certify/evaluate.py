@@ -65,7 +65,8 @@ def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None
     """The value of ``t`` as an array of its concrete shape.
 
     ``sizes`` maps SizeSym -> int, ``values`` maps Var -> array, ``functions`` maps
-    ScalarFn / TensorFn -> a Python callable on arrays."""
+    ScalarFn / TensorFn -> a Python callable on arrays (a TensorFn's also receives the
+    keyword ``out_shape``)."""
     return _Eval(sizes, values, functions or {}).tensor(t, {})
 
 
@@ -165,10 +166,9 @@ class _Eval:
             x = ev(t.t, ienv)
             return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
         if isinstance(t, T.Apply):
-            f = self._fn(t.fn)
-            return f(*[ev(a, ienv) for a in t.operands])
+            return self._apply(t.fn, [ev(a, ienv) for a in t.operands])
         if isinstance(t, T.Vjp):
-            f = self._fn(t.fn)
+            f = lambda *a: self._apply(t.fn, a)  # noqa: E731
             args = [np.array(ev(a, ienv)) for a in t.operands]
             cot = np.asarray(ev(t.cot, ienv))
             arg = args[t.argno]
@@ -192,6 +192,11 @@ class _Eval:
 
             return _central(at)
         raise EvalError(f"cannot evaluate {type(t).__name__}")
+
+    def _apply(self, fn, args):
+        """An opaque tensor function's interpretation, called with its concrete output
+        shape as the keyword ``out_shape``."""
+        return self._fn(fn)(*args, out_shape=concrete_shape(fn.out_shape, self.sizes))
 
     def _fn(self, fn):
         try:
