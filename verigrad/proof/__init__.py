@@ -15,7 +15,7 @@ accepted when the kernel proves old = new. Modules:
 - ``symbols``     ``Symbol``: sizes, indices, tensors, definitions
 - ``tactics``     rewriting proposals (a table from name to rule)
 - ``cursor``      positions inside a fact (``.this.rhs.args[1]``) and applying tactics
-- ``log``         facts, their kernel theorems and derivations; the log ``Eq``
+- ``facts``       facts, their kernel theorems and derivations; the log ``Eq``
 - ``kernel_glue`` the few ways proposals become kernel theorems
 - ``script``      ``@apply``/``@prove``, running a proof, citations, closing goals
 - ``library``     the theorem library: discovery, records, cache, parallel checking
@@ -27,9 +27,9 @@ returns a ``TheoremRecord``; ``verify_library(...)`` checks many, in parallel, c
 """
 from .expr import (Add, BlockMatrix, Bool, Contains, Derivative, Equality, Identity, Indexed, Interval,
                    KroneckerDelta, Lamda, MatMul, Max, Min, Mul, Number, OneMatrix, Piecewise, Pow, ProofError,
-                   Range, Sum, Swap, Transpose, Vjp as vjp, ZeroMatrix, oo, pi, sqrt)
-from .functions import (Function, erf, exp, gelu, gelu_tanh, layer_norm, log, log_softmax, logsumexp, mean,
-                        relu, rms_norm, sigmoid, silu, softmax, softplus, tanh, trace, var)
+                   Range, ReduceMax, Sum, Swap, Transpose, Vjp as vjp, ZeroMatrix, oo, pi, sqrt)
+from .functions import (Function, drop_path, erf, exp, gelu, gelu_tanh, grad, layer_norm, log, log_softmax, logsumexp, mean,
+                        relu, rms_norm, sigmoid, silu, softmax, softplus, tanh, trace, var, vmax)
 from .symbols import Symbol
 from .script import apply, prove
 from .kernel_glue import StepRejected
@@ -40,7 +40,7 @@ Eq = Equality
 
 __all__ = ["Add", "BlockMatrix", "Bool", "Contains", "Derivative", "Equality", "Identity", "Indexed", "Interval",
            "KroneckerDelta", "Lamda", "MatMul", "Max", "Min", "Mul", "OneMatrix", "Piecewise", "Plus", "Pow",
-           "ProofError", "Range", "Sum", "Swap", "Transpose", "ZeroMatrix", "oo", "pi", "sqrt", "vjp", "Function",
+           "ProofError", "Range", "ReduceMax", "drop_path", "Sum", "Swap", "Transpose", "ZeroMatrix", "oo", "pi", "sqrt", "vjp", "Function",
            "erf", "exp", "gelu", "gelu_tanh", "layer_norm", "log", "log_softmax", "logsumexp", "mean", "relu",
-           "rms_norm", "sigmoid", "silu", "softmax", "softplus", "tanh", "trace", "var", "Symbol", "apply", "prove",
+           "rms_norm", "sigmoid", "silu", "softmax", "softplus", "tanh", "trace", "var", "vmax", "grad", "Symbol", "apply", "prove",
            "StepRejected"]

@@ -67,10 +67,20 @@ class Cursor:
         return Cursor(self.fact, path + (k % n,))
 
     def find(self, cls):
+        """The first node (pre-order) of a class (``Indexed``, ``Sum``), a call of a
+        function (``softmax``), or equal to an expression."""
+        from .functions import Call, Fn
         path = self._full_path()
 
+        def hit(e):
+            if isinstance(cls, Fn):
+                return isinstance(e, Call) and e.fn is cls
+            if isinstance(cls, type):
+                return isinstance(e, cls)
+            return isinstance(cls, Expr) and e == cls
+
         def search(e, p):
-            if (isinstance(cls, type) and isinstance(e, cls)) or (isinstance(cls, Expr) and e == cls):
+            if hit(e):
                 return p
             for k, a in enumerate(e.args):
                 r = search(a, p + (k,))
@@ -98,7 +108,7 @@ class Cursor:
         return [st.side(s) for s in st.sides]
 
     def _apply(self, name, rule, a, kw):
-        from .log import rewrite_fact
+        from .facts import rewrite_fact
         path = self._full_path()
         node = self.node
         try:

@@ -29,6 +29,7 @@ Conventions (SymPy's where it has one):
 """
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 from verigrad.frontends import ops
@@ -214,7 +215,7 @@ class Expr:
     def this(self):
         """A cursor on ``self = self``: ``X.this.definition`` states ``X = <X unfolded>``."""
         from .cursor import Cursor
-        from .log import Fact
+        from .facts import Fact
         return Cursor(Fact.reflexive(self), ())
 
     @property
@@ -559,6 +560,49 @@ def broadcast(shapes, what):
     return tuple(out)
 
 
+_names_memo: dict = {}
+
+
+def index_names(t: T.Term) -> frozenset:
+    """Names of the index variables of a term, free or bound (memoized: terms are
+    immutable and interned)."""
+    hit = _names_memo.get(t)
+    if hit is None:
+        hit = _names_memo[t] = frozenset(ops.index_names(t))
+    return hit
+
+
+_PREFER = "ijklabcdpqrstuvw"
+SPARE_NAMES = tuple(f"{c}{n}" for n in range(1, 100) for c in _PREFER)
+
+
+def lam(shape, body_fn, *avoid) -> T.Term:
+    """``Lamda[i..](body_fn(i..))`` with index names no term of ``avoid`` uses; the body
+    must be built from those terms and the new indices only (then nothing is captured)."""
+    used = set().union(*[index_names(a) for a in avoid]) if avoid else set()
+    vs = _pick(shape, used)
+    return T.Lamda(vs, body_fn(*vs))
+
+
+def sum_over(size, body_fn, *avoid, prefer="jlcpqrst") -> T.Term:
+    used = set().union(*[index_names(a) for a in avoid if isinstance(a, T.Term)])
+    used |= {v.name for v in avoid if isinstance(v, IndexVar)}
+    (v,) = _pick([size], used, prefer)
+    return T.Sum(v, body_fn(v))
+
+
+def _pick(sizes, used, prefer=_PREFER):
+    out = []
+    used = set(used)
+    for s in sizes:
+        for ch in itertools.chain(prefer, SPARE_NAMES):
+            if ch not in used:
+                used.add(ch)
+                out.append(IndexVar(ch, as_poly(s)))
+                break
+    return out
+
+
 def at(t: T.Term, *idx) -> T.Term:
     """``t[idx]`` as a kernel term: a comprehension is beta-reduced and nested strict
     indexing flattened, so compiled statements read like the mathematics."""
@@ -583,8 +627,8 @@ def _elementwise(args, kernel_op):
     out = broadcast([a.shape for a in args], "element-wise operation")
     if not out:
         return kernel_op(tuple(a.term for a in args))
-    return ops.lam(out, lambda *I: kernel_op(tuple(_at_trailing(a, [Poly.sym(v) for v in I]) for a in args)),
-                   *[a.term for a in args])
+    terms = [a.term for a in args]
+    return lam(out, lambda *I: kernel_op(tuple(_at_trailing(a, [Poly.sym(v) for v in I]) for a in args)), *terms)
 
 
 def _sort_key(e: Expr):
@@ -810,28 +854,33 @@ def matmul_terms(A: T.Term, B: T.Term) -> T.Term:
     """The kernel term of ``A @ B`` (see ``_matmul_shape`` for the shapes allowed)."""
     ra, rb = len(A.shape), len(B.shape)
     if ra == 2 and rb == 3:
-        return ops.lam([A.shape[0]], lambda i: matmul_terms(at(A, i), at(B, i)), A, B)
+        return lam([A.shape[0]], lambda i: matmul_terms(at(A, i), at(B, i)), A, B)
     if ra == 3 and rb == 2:
-        return ops.lam([A.shape[0]], lambda i: matmul_terms(at(A, i), B), A, B)
+        return lam([A.shape[0]], lambda i: matmul_terms(at(A, i), B), A, B)
     n = A.shape[-1]
-    dot = lambda a_idx, b_idx: ops.sum_over(n, lambda j: at(A, *a_idx, j) * at(B, j, *b_idx), A, B, *a_idx, *b_idx)  # noqa: E731
+
+    def dot(a_idx, b_idx):
+        return sum_over(n, lambda j: at(A, *a_idx, j) * at(B, j, *b_idx), A, B, *a_idx, *b_idx)
     if ra == 1 and rb == 1:
         return dot((), ())
     if ra == 1:
-        return ops.lam([B.shape[1]], lambda k: dot((), (k,)), A, B)
+        return lam([B.shape[1]], lambda k: dot((), (k,)), A, B)
     if rb == 1:
-        return ops.lam([A.shape[0]], lambda i: dot((i,), ()), A, B)
-    return ops.lam([A.shape[0], B.shape[1]], lambda i, k: dot((i,), (k,)), A, B)
+        return lam([A.shape[0]], lambda i: dot((i,), ()), A, B)
+    return lam([A.shape[0], B.shape[1]], lambda i, k: dot((i,), (k,)), A, B)
 
 
 class MatMul(Expr):
+    """``A @ B @ ...``, flattened (associativity is a theorem, ``flat=False`` keeps the
+    grouping as written)."""
     rank = 7
 
-    def __new__(cls, *args):
-        flat = []
+    def __new__(cls, *args, flat=True):
+        flat_args = []
         for a in args:
             a = as_expr(a)
-            flat.extend(a.args if isinstance(a, MatMul) else [a])
+            flat_args.extend(a.args if isinstance(a, MatMul) and flat else [a])
+        flat = flat_args
         if len(flat) == 1:
             return flat[0]
         self = object.__new__(cls)
@@ -842,11 +891,11 @@ class MatMul(Expr):
         self._shape = shape
         return self
 
-    def __init__(self, *args):
+    def __init__(self, *args, flat=True):
         pass
 
     def rebuild(self, args):
-        return MatMul(*args)
+        return MatMul(*args, flat=False)
 
     def _compile(self):
         t = self.args[0].term
@@ -883,8 +932,8 @@ class Transpose(Expr):
         if len(x.shape) <= 1:
             return x
         if len(x.shape) == 2:
-            return ops.transpose(x)
-        return ops.lam(self._shape, lambda b, i, j: at(x, b, j, i), x)
+            return lam(self._shape, lambda i, j: at(x, j, i), x)
+        return lam(self._shape, lambda b, i, j: at(x, b, j, i), x)
 
     def _text(self):
         return f"{self.arg._paren(100)}.T", 100
@@ -994,7 +1043,7 @@ class Indexed(Expr):
                 for e in self.indices:
                     idx.append(e.args[0].poly + Poly.sym(next(it)) if isinstance(e, Slice) else e)
                 return index_term(base, idx, self.total)
-            return ops.lam(sizes, body, base)
+            return lam(sizes, body, base, *[e.term for e in self.indices if not isinstance(e, Slice)])
         return index_term(base, list(self.indices), self.total)
 
     def _text(self):
@@ -1058,6 +1107,8 @@ class Binder(Expr):
         renamed where another index of the body has its name (display only: the kernel
         tells them apart anyway)."""
         vs, body = [s.sym for s, _ in reversed(self.limits)], self.function.term
+        if not (index_names(body) & {v.name for v in vs}):
+            return vs, body
         clash = _index_vars_by_name(body)
         out = []
         for v in vs:
@@ -1191,6 +1242,33 @@ class Sum(Binder):
         return f"Sum[{self._lim_text()}]({self.function})", 100
 
 
+class ReduceMax(Binder):
+    """``ReduceMax[j:n](f)``: the largest value of ``f`` over ``j`` (a scalar). The kernel
+    cannot differentiate it; it must cancel (as the row max of a stable softmax does)."""
+    rank = 7
+
+    def __class_getitem__(cls, spec):
+        return _BinderSyntax(cls, _limits(spec))
+
+    @classmethod
+    def make(cls, body, limits):
+        body, lims = _bind_symbols(body, limits)
+        return cls(body, lims)
+
+    def __init__(self, body, limits):
+        super().__init__(body, limits)
+        if len(self.limits) != 1 or self.function.shape != ():
+            raise ProofError("ReduceMax takes one limit and a scalar body")
+        self._shape = ()
+
+    def _compile(self):
+        vs, body = self.bind()
+        return T.ReduceMax(vs[0], body, "max")
+
+    def _text(self):
+        return f"ReduceMax[{self._lim_text()}]({self.function})", 100
+
+
 # -- indicators, deltas, cases -------------------------------------------------------------------
 
 _REL = {"<", "<=", ">", ">=", "=="}
@@ -1255,8 +1333,8 @@ class Bool(Expr):
 
     def _compile(self):
         if self._shape:
-            d = (self.args[0] - self.args[1])
-            return ops.elementwise(d.term, lambda t: T.RealCond(t, self.op))
+            d = (self.args[0] - self.args[1]).term
+            return lam(d.shape, lambda *I: T.RealCond(at(d, *I), self.op), d)
         return self.rel.weight()
 
     def _text(self):
@@ -1389,7 +1467,7 @@ class ZeroMatrix(Expr):
     def _compile(self):
         if not self._shape:
             return T.Num(0)
-        return ops.lam(self._shape, lambda *I: T.Num(0))
+        return lam(self._shape, lambda *I: T.Num(0))
 
     def _text(self):
         if not self._shape:
@@ -1403,7 +1481,7 @@ def zeros(shape):
 
 class OneMatrix(ZeroMatrix):
     def _compile(self):
-        return ops.lam(self._shape, lambda *I: T.Num(1)) if self._shape else T.Num(1)
+        return lam(self._shape, lambda *I: T.Num(1)) if self._shape else T.Num(1)
 
     def _text(self):
         return f"OneMatrix({', '.join(poly_str(s) for s in self._shape)})", 100
@@ -1419,7 +1497,7 @@ class Identity(Expr):
         self._shape = (s, s)
 
     def _compile(self):
-        return ops.lam(self._shape, lambda i, j: T.Delta(i, j))
+        return lam(self._shape, lambda i, j: T.Delta(i, j))
 
     def _text(self):
         return f"Identity({self.args[0]})", 100
@@ -1446,7 +1524,9 @@ class Swap(Expr):
         return d(h, k) + (d(h, i) - d(h, j)) * (d(k, j) - d(k, i))
 
     def _compile(self):
-        return ops.lam(self._shape, lambda h, k: self.entry(IntSymbol.wrap(h), IntSymbol.wrap(k)).term)
+        used = set().union(*[a.symbol_names() for a in self.args])
+        h, k = _pick(self._shape, used, "hkab")
+        return T.Lamda([h, k], self.entry(IntSymbol.wrap(h), IntSymbol.wrap(k)).term)
 
     def _text(self):
         return f"Swap({', '.join(str(a) for a in self.args)})", 100
@@ -1548,7 +1628,9 @@ class BlockMatrix(Expr):
         return Add(*parts) if parts else Number(0)
 
     def _compile(self):
-        return ops.lam(self._shape, lambda *I: self.entry([IntSymbol.wrap(v) for v in I]).term)
+        used = set().union(*[b.symbol_names() | index_names(b.term) for b in self.args])
+        vs = _pick(self._shape, used, "hkab")
+        return T.Lamda(vs, self.entry([IntSymbol.wrap(v) for v in vs]).term)
 
     def _text(self):
         if not self.two_d:

@@ -130,20 +130,21 @@ class Fact:
     def _subs_fact(self, eq: "Fact") -> "Fact":
         if not isinstance(eq, Fact):
             raise ProofError(f"subs expects a fact (an entry of Eq), not {eq!r}")
-        if eq.theorem is None:
-            raise ProofError(f"subs with {eq.label} ({eq}), which is not proved")
         old, new = eq.statement.lhs, eq.statement.rhs
-        using = eq.theorem
         st = _replace_statement(self.statement, old, new)
         if st is None and isinstance(old, Indexed) and _plain_indices(old):
             # an elementwise equation S[i, j] = f(i, j) rewrites S itself
             vars_ = list(old.indices)
             lam = Lamda(new, [(v, v.size) for v in reversed(vars_)])
             st = _replace_statement(self.statement, old.base, lam)
-            using = abstract(eq.theorem, [v.sym for v in vars_]) if not eq.theorem.hyps else None
+            if st is not None:
+                whole = Fact(Equality(old.base, lam), "reference", (eq,))
+                L, R = whole.pair
+                whole.derive_from([eq], lambda th: K.fit(abstract(th, [v.sym for v in vars_]), L, R, "subs"))
+                eq = whole
         if st is None:
             raise ProofError(f"subs: {old} does not occur in {self}")
-        return rewrite_fact(self, st, "subs", using=using, inputs=(eq,))
+        return rewrite_fact(self, st, "subs", using=eq, inputs=(eq,))
 
     def _subs_expr(self, old: Expr, new: Expr) -> "Fact":
         st = _replace_statement(self.statement, old, new)
@@ -164,6 +165,11 @@ class Fact:
         L, R = new.pair
         polys = [e.poly for e in idx]
         new.derive_from([self], lambda th: K.fit(index(th, polys), L, R, "indexing"))
+        L0, R0 = self.pair
+        if _plain_indices(lhs) and not any(v.sym in L0.free_idx | R0.free_idx for v in idx):
+            # for every value of fresh indices: extensionality gives the whole tensors back
+            vs = [v.sym for v in idx]
+            self.derive_from([new], lambda th: K.fit(abstract(th, vs), L0, R0, "extensionality"))
         return new
 
     def reference(self, *limits) -> "Fact":
@@ -242,6 +248,9 @@ class Fact:
     def __mul__(self, other):
         return self._combine(other, "*")
 
+    def __neg__(self):
+        return self._combine(-1, "*")
+
     def _equality(self, what) -> Equality:
         if not isinstance(self.statement, Equality):
             raise ProofError(f"{what} needs an equation, not {self}")
@@ -304,14 +313,30 @@ def settle(fact: Fact, th: Theorem):
                         continue
 
 
-def rewrite_fact(old: Fact, statement: Statement, rule: str, using: Theorem | None = None, inputs=()) -> Fact:
+def rewrite_fact(old: Fact, statement: Statement, rule: str, using=None, inputs=()) -> Fact:
     """A fact equivalent to ``old`` whose sides changed to ``statement``'s; each change
-    is proved by the kernel (rewriting with ``using`` where given, then deciding)."""
+    is proved by the kernel (rewriting with ``using`` where given, then deciding).
+
+    ``using`` is a kernel theorem or a fact. A fact that is not proved yet (a pending
+    goal, a citation of an unproved theorem) is assumed to check the step now, and the
+    step is derived for real once that fact is proved."""
     Lo, Ro = old.pair
     new = Fact(statement, rule, (old,) + tuple(inputs))
     Ln, Rn = new.pair
-    eq_l = K.equate(Lo, Ln, f"{rule} ({old.statement} -> {statement})", using)
-    eq_r = K.equate(Ro, Rn, f"{rule} ({old.statement} -> {statement})", using)
+    what = f"{rule} ({old.statement} -> {statement})"
+    if isinstance(using, Fact) and using.theorem is None:
+        hyp = assume(*using.pair)
+        K.equate(Lo, Ln, what, hyp), K.equate(Ro, Rn, what, hyp)     # rejected now if wrong
+
+        def sides(th_eq):
+            return K.equate(Lo, Ln, what, th_eq), K.equate(Ro, Rn, what, th_eq)
+        new.derive_from([old, using], lambda th, th_eq: K.forward(th, *sides(th_eq)))
+        old.derive_from([new, using], lambda th, th_eq: K.backward(th, *sides(th_eq)))
+        return new
+    if isinstance(using, Fact):
+        using = using.theorem
+    eq_l = K.equate(Lo, Ln, what, using)
+    eq_r = K.equate(Ro, Rn, what, using)
     new.derive_from([old], lambda th: K.forward(th, eq_l, eq_r))
     old.derive_from([new], lambda th: K.backward(th, eq_l, eq_r))
     return new

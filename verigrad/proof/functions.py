@@ -8,14 +8,15 @@ Vector functions (``softmax``, ``layer_norm`` ...) act on the last axis, row by 
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
 
 from verigrad.kernel import terms as T
 
-from .expr import (Bool, Expr, IntMixin, IntSymbol, Lamda, Number, ProofError, Sum, _shape_str, as_expr, int_term,
-                   pi, sqrt)
+from .expr import (SPARE_NAMES, Bool, Derivative, Expr, IntMixin, IntSymbol, Lamda, Number, ProofError, ReduceMax, Sum,
+                   TensorSymbol, _shape_str, as_expr, int_term, pi, sqrt)
 
 _LETTERS = "ijklpqrstuvw"
 
@@ -25,7 +26,7 @@ def fresh_symbol(size, *avoid, prefer=_LETTERS) -> IntSymbol:
     used = set()
     for e in avoid:
         used |= e.symbol_names()
-    for name in list(prefer) + [f"{c}{k}" for k in range(1, 100) for c in _LETTERS]:
+    for name in itertools.chain(prefer, SPARE_NAMES):
         if name not in used:
             return IntSymbol.bound(name, size)
     raise ProofError("no fresh index name")
@@ -126,6 +127,38 @@ def _trace(A):
     return Sum(A[j, j], [(j, A.shape[0])])
 
 
+def vmax(x) -> Expr:
+    """The largest entry of a vector (``ReduceMax``)."""
+    x = as_expr(x)
+    if len(x.shape) != 1:
+        raise ProofError(f"vmax of {x}: a vector is expected")
+    j = fresh_symbol(x.shape[0], x, prefer="jklm")
+    return ReduceMax(x[j], [(j, x.shape[0])])
+
+
+def grad(f, x) -> Expr:
+    """The gradient of a scalar ``f`` with respect to the tensor symbol ``x``:
+    ``Lamda[K](Derivative(f, x[K]))``."""
+    f, x = as_expr(f), as_expr(x)
+    if not isinstance(x, TensorSymbol):
+        raise ProofError(f"grad with respect to {x}, which is not a symbol")
+    if not x.shape:
+        return Derivative(f, x)
+    ks = []
+    for n in x.shape:
+        ks.append(fresh_symbol(n, f, x, *ks, prefer="klmuvw"))
+    return Lamda(Derivative(f, x[tuple(ks)]), [(k, n) for k, n in reversed(list(zip(ks, x.shape)))])
+
+
+def _drop_path(x, mask, keep):
+    """Stochastic depth: sample b of the batch is kept (mask_b = 1, rescaled by 1/keep)
+    or dropped (mask_b = 0): ``y[b] = x[b] * mask[b] / keep``."""
+    if len(mask.shape) != 1 or mask.shape[0] is not x.shape[0]:
+        raise ProofError(f"drop_path: the mask must have one entry per sample of {x}")
+    b = fresh_symbol(x.shape[0], x, mask, keep, prefer="bpq")
+    return Lamda(x[b] * mask[b] / keep, [(b, x.shape[0])])
+
+
 _C_GELU = Fraction(44715, 1000000)
 
 DEFINITIONS: dict = {
@@ -143,6 +176,7 @@ DEFINITIONS: dict = {
     "layer_norm": _layer_norm,
     "rms_norm": _rms_norm,
     "trace": _trace,
+    "drop_path": _drop_path,
 }
 
 # Result shape of each function from its arguments' shapes.
@@ -212,8 +246,8 @@ class Call(IntMixin, Expr):
             name = self.fn.kernel
             if not x.shape:
                 return T.Func(name, (x,))
-            from verigrad.frontends import ops
-            return ops.elementwise(x, lambda t: T.Func(name, (t,)))
+            from .expr import at, lam
+            return lam(x.shape, lambda *I: T.Func(name, (at(x, *I),)), x)
         return self.expand().term
 
     def _text(self):
@@ -230,8 +264,8 @@ exp, log, tanh, erf = (_prim(n) for n in ("exp", "log", "tanh", "erf"))
 sigmoid, relu, silu, softplus, gelu, gelu_tanh = (Fn(n, definition=DEFINITIONS[n]) for n in (
     "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"))
 softmax, log_softmax, logsumexp = (Fn(n, definition=DEFINITIONS[n]) for n in ("softmax", "log_softmax", "logsumexp"))
-mean, var, layer_norm, rms_norm, trace = (Fn(n, definition=DEFINITIONS[n]) for n in (
-    "mean", "var", "layer_norm", "rms_norm", "trace"))
+mean, var, layer_norm, rms_norm, trace, drop_path = (Fn(n, definition=DEFINITIONS[n]) for n in (
+    "mean", "var", "layer_norm", "rms_norm", "trace", "drop_path"))
 
 
 class _FunctionFactory:

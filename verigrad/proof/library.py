@@ -374,7 +374,7 @@ def _balanced(todo):
 
 def _finish(out, keys, info, rec, on_result):
     out[info.module] = rec
-    if not rec.reason.startswith("the checker crashed"):
+    if rec.status != "failed":      # a failure may come from a broken checker: check again next time
         _store(keys[info.module], rec)
     if on_result:
         on_result(rec)

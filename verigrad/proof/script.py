@@ -37,7 +37,7 @@ from verigrad.kernel.sizes import Poly, SizeSym
 
 from . import kernel_glue as K
 from .expr import Equality, Expr, IntSymbol, ProofError, SizeExpr, Statement, TensorSymbol, as_expr, as_size
-from .log import Fact, ProofLog, definition_fact, given_fact, goal_fact, settle
+from .facts import Fact, ProofLog, definition_fact, given_fact, goal_fact, settle
 
 PROVED, PLAUSIBLE, FAILED = "proved", "plausible", "failed"
 
@@ -298,7 +298,6 @@ def close_goals(log: ProofLog, limit: int = 40):
     equal; the last entry is decided outright; or a goal follows from the last entry
     by difference (``a - b`` and ``p - q`` with one normal form). All kernel rules."""
     entries = log.entries
-    proved = [f for f in reversed(entries) if f.proved][:limit]
     last = entries[-1] if entries else None
     if last is not None and not last.proved and len(log) and log[-1] is last:
         try:
@@ -306,6 +305,7 @@ def close_goals(log: ProofLog, limit: int = 40):
             settle(last, K.decide(L, R, "the last step"))
         except (ProofError, KernelError):
             pass
+    proved = [f for f in reversed(entries) if f.proved][:limit]
     for g in log.goals:
         if g.proved:
             continue
@@ -401,12 +401,15 @@ def ring_only(th: Theorem) -> str:
 def _unify(generic, caller, mapping, what):
     """Bind the cited theorem's symbols (sizes, tensor variables) to the caller's."""
     for g, c in zip(generic, caller):
-        if isinstance(g, IntSymbol):
-            if g.kind != "size":
-                raise ProofError(f"{what}: cannot instantiate the index {g.name}")
+        if isinstance(g, IntSymbol) and g.kind == "size":
             _bind_size(mapping, Poly.sym(g.sym), as_size(c), what)
     for g, c in zip(generic, caller):
+        if isinstance(g, IntSymbol) and g.kind == "size":
+            continue
         if isinstance(g, IntSymbol):
+            p = as_expr(c).poly
+            if p is not Poly.sym(g.sym):
+                mapping[g.sym] = p       # the kernel checks p is inside the index's range
             continue
         if isinstance(g, TensorSymbol):
             c = as_expr(c)
@@ -416,7 +419,8 @@ def _unify(generic, caller, mapping, what):
                 raise ProofError(f"{what}: {c} has rank {len(c.shape)}, {g.name} rank {len(g.shape)}")
             for gs, cs in zip(g.shape, c.shape):
                 _bind_size(mapping, gs, cs, what)
-            mapping[g.term] = c.term
+            if g.term is not c.term:
+                mapping[g.term] = c.term
         elif isinstance(g, Statement) or isinstance(c, Fact):
             raise ProofError(f"{what}: citing a theorem with a hypothesis needs a cut rule in the kernel "
                              f"(requested in notes/kernel-requests/proof.md)")
@@ -429,6 +433,8 @@ def _bind_size(mapping, g, c, what):
     syms = list(g.symbols())
     if len(syms) == 1 and isinstance(syms[0], SizeSym) and g is Poly.sym(syms[0]):
         s = syms[0]
+        if g is c and s not in mapping:
+            return
         if s in mapping and mapping[s] is not c:
             raise ProofError(f"{what}: size {s.name} would be both {mapping[s]} and {c}")
         mapping[s] = c

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from verigrad.kernel import normal_form
 
-from .expr import (Add, Binder, BlockMatrix, Bool, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
-                   MatMul, Max, Min, Mul, Number, Piecewise, Pow, ProofError, Raw, Relational, Slice, SizeExpr,
-                   Sum, Swap, TensorSymbol, Transpose, ZeroMatrix, _MinMax, as_expr, replace, zeros)
+from .expr import (Add, BlockMatrix, Bool, Derivative, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
+                   MatMul, Max, Min, Mul, Number, Pow, ProofError, Raw, Slice, Sum, Swap, TensorSymbol, Transpose,
+                   Vjp, ZeroMatrix, as_expr, replace, zeros)
 from .functions import Call, fresh_symbol
 
 _ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
@@ -155,9 +155,29 @@ def t_definition(node: Expr, ctx):
         return push_index(node.base.definition, node.indices), node.base.definition_theorem
     if isinstance(node, Call):
         return node.expand(), None
+    if isinstance(node, Vjp):
+        return _vjp_sum(node, ctx), None
     if isinstance(node, Indexed) and isinstance(node.base, Call):
         return push_index(node.base.expand(), node.indices), None
     raise TacticError(f"definition: {node} is not a defined symbol or function")
+
+
+def _vjp_sum(node, ctx) -> Expr:
+    """``vjp(f, x, dy) = Lamda[K](Sum[I](dy[I] * Derivative(f[I], x[K])))``."""
+    f, x, dy = node.args
+    avoid = [f, x, dy, *_names(ctx)]
+    ks, is_ = [], []
+    for n in x.shape:
+        ks.append(fresh_symbol(n, *avoid, *ks, prefer="klmuvw"))
+    for n in f.shape:
+        is_.append(fresh_symbol(n, *avoid, *ks, *is_, prefer="ijpqab"))
+    fi = push_index(f, is_) if is_ else f
+    body = (dy[tuple(is_)] if is_ else dy) * Derivative(fi, x[tuple(ks)] if ks else x)
+    if is_:
+        body = Sum(body, [(i, n) for i, n in reversed(list(zip(is_, f.shape)))])
+    if ks:
+        return Lamda(body, [(k, n) for k, n in reversed(list(zip(ks, x.shape)))])
+    return body
 
 
 def _delta_form(e: Expr) -> Expr:
@@ -183,6 +203,11 @@ def _delta_form(e: Expr) -> Expr:
 
 
 def t_as_KroneckerDelta(node, ctx):
+    if isinstance(node, (Identity, Swap, BlockMatrix)):
+        vs = []
+        for n in node.shape:
+            vs.append(fresh_symbol(n, node, *_names(ctx), *vs))
+        return Lamda(_delta_form(Indexed(node, *vs)), [(v, n) for v, n in reversed(list(zip(vs, node.shape)))])
     out = _delta_form(node)
     if out == node:
         raise TacticError(f"as_KroneckerDelta: nothing to rewrite in {node}")
@@ -374,7 +399,7 @@ def _sift(e: Expr) -> Expr:
 def t_simplify(node, ctx):
     """Beta-reduce entries of comprehensions, sift Kronecker deltas out of sums, and
     write 0 for what the kernel shows is zero."""
-    from .log import _zero_if_zero
+    from .facts import _zero_if_zero
     out = _sift(_beta(node))
     return _zero_if_zero(out)
 
@@ -382,8 +407,7 @@ def t_simplify(node, ctx):
 def t_doit(node, ctx):
     """Carry out derivatives and comprehension entries: the kernel's normal form of a
     derivative, beta-reduction elsewhere."""
-    from .expr import Derivative, Vjp
-    if isinstance(node, (Derivative, Vjp)):
+    if any(isinstance(n, (Derivative, Vjp)) for n in node.walk()):
         return Raw(normal_form(node.term))
     out = _beta(node)
     if out == node:
@@ -392,14 +416,12 @@ def t_doit(node, ctx):
 
 
 def t_subs(node, ctx, eq, new=None):
-    from .log import Fact
+    from .facts import Fact
     if isinstance(eq, Fact):
-        if eq.theorem is None:
-            raise ProofError(f"subs with {eq.label} ({eq}), which is not proved")
         out = replace(node, eq.statement.lhs, eq.statement.rhs)
         if out is node or out == node:
             raise TacticError(f"subs: {eq.statement.lhs} does not occur in {node}")
-        return out, eq.theorem
+        return out, eq
     out = replace(node, as_expr(eq), as_expr(new))
     if out == node:
         raise TacticError(f"subs: {eq} does not occur in {node}")

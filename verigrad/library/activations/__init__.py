@@ -1,0 +1,1 @@
+"""Activation functions: sigmoid, softplus, SiLU, GELU, ReLU, tanh."""

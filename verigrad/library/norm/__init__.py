@@ -1,0 +1,1 @@
+"""Normalization layers: layer norm, RMS norm, batch norm."""

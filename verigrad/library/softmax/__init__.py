@@ -1,0 +1,1 @@
+"""Softmax, log-softmax, log-sum-exp and the cross-entropy loss."""

@@ -1,0 +1,24 @@
+"""The bias cotangent of a dense layer y = x W + b sums dY over the batch."""
+from verigrad.proof import *
+
+
+@apply
+def apply(x, W, b, dY):
+    m, d = dY.shape
+    a = Symbol.a(integer=True)
+    c = Symbol.c(integer=True)
+    return Equality(vjp(x @ W + b, b, dY), Lamda[c:d](Sum[a:m](dY[a, c])))
+
+
+@prove
+def prove(Eq):
+    m = Symbol.m(domain=[1, oo], integer=True)
+    n = Symbol.n(domain=[1, oo], integer=True)
+    d = Symbol.d(domain=[1, oo], integer=True)
+    x = Symbol.x(shape=(m, n), real=True)
+    W = Symbol.W(shape=(n, d), real=True)
+    b = Symbol.b(shape=(d,), real=True)
+    dY = Symbol.dY(shape=(m, d), real=True)
+    Eq << apply(x, W, b, dY)
+
+    Eq << Eq[0].this.lhs.definition
