@@ -108,7 +108,12 @@ class Tensor:
             if not self.shape:
                 self._term = self.at(())
             else:
-                idx = [fresh_index(s, h) for s, h in zip(self.shape, "ijklmpqr" * 4)]
+                try:
+                    idx = [fresh_index(s, h) for s, h in zip(self.shape, "ijklmpqr" * 4)]
+                except KernelError as e:
+                    raise JaxprImportError(f"a value of shape ({', '.join(map(str, self.shape))})"
+                                           + (f" from {self.where}" if self.where else "")
+                                           + f": {e} (choose sizes that JAX divides exactly)") from None
                 self._term = Lamda(idx, self.at(tuple(Poly.sym(v) for v in idx)))
         return self._term
 
@@ -382,3 +387,27 @@ def argument_tensor(spec: ArgSpec, var: Var, importer: Importer) -> Tensor:
 
 
 _ = (ONE, Fraction)
+
+
+@dataclass
+class Imported:
+    """A function imported at symbolic sizes: its argument variables and output tensors."""
+    importer: Importer
+    specs: list
+    variables: list
+    outputs: list
+    structs: list
+    out_tree: object
+
+
+def import_function(fn, specs) -> Imported:
+    """Trace ``fn`` at the symbolic shapes of ``specs`` (``ArgSpec``s, one per positional
+    argument) and import it: ``Imported.outputs[k].term()`` is output k as a kernel term."""
+    import jax
+    structs = symbolic_structs(specs)
+    closed, out_shape = trace(fn, structs, where=getattr(fn, "__name__", "the function"))
+    importer = Importer()
+    variables = [Var(s.name, shape_polys(st.shape)) for s, st in zip(specs, structs)]
+    args = [argument_tensor(s, v, importer) for s, v in zip(specs, variables)]
+    outputs = importer.run(closed, args)
+    return Imported(importer, list(specs), variables, outputs, structs, jax.tree_util.tree_structure(out_shape))

@@ -511,6 +511,33 @@ def _concatenate(ctx, eqn, *xs):
     return Tensor(shape, entry, kind)
 
 
+@rule("stack")
+def _stack(ctx, eqn, *xs):
+    """``out[..., k, ...] = xs[k][...]``: a sum over the k of ``[idx == k] xs[k]``."""
+    shape, kind = _out(ctx, eqn)
+    axis = eqn.params["axis"]
+
+    def entry(idx):
+        rest = idx[:axis] + idx[axis + 1:]
+        out = Num(0)
+        for k, x in enumerate(xs):
+            out = S.add(out, S.mul(S.int_compare(idx[axis], Poly.const(k), "=="), x.at(rest)))
+        return out
+    return Tensor(shape, entry, kind)
+
+
+@rule("tile")
+def _tile(ctx, eqn, x):
+    """``out[I] = x[I mod shape]``."""
+    shape, kind = _out(ctx, eqn)
+    reps = eqn.params["reps"]
+    lead = len(shape) - len(x.shape)
+
+    def entry(idx):
+        return x.at(tuple(e % s if r != 1 else e for e, s, r in zip(idx[lead:], x.shape, reps[lead:])))
+    return Tensor(shape, entry, kind)
+
+
 @rule("split")
 def _split(ctx, eqn, x):
     axis = eqn.params["axis"]
@@ -533,11 +560,9 @@ def _pad(ctx, eqn, x, value):
         src, guard = [], Num(1)
         for e, (lo, _hi, it) in zip(idx, config):
             p = e - lo
-            if it:
+            if it:  # only every (it+1)-th position holds an entry of x
                 guard = S.mul(guard, S.int_compare(p % (it + 1), ZERO, "=="))
-                p = floordiv(p, Poly.const(it + 1)) if nonneg(p) else None
-                if p is None:
-                    raise JaxprImportError("interior padding with a negative low padding is not supported")
+                p = floordiv(p, Poly.const(it + 1))
             src.append(p)
         inner = S.mul(guard, _read(x, src))
         pv = value.at(())
