@@ -32,6 +32,15 @@ def reference_vjp(forward, params, x, aux, dy):
     return dx, dparams
 
 
+# Compile for a single run: LLVM's expensive passes cost more than they save here.
+FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def compiled(fn, *args):
+    """``fn`` jitted and compiled for ``args`` with ``FAST_COMPILE``."""
+    return jax.jit(fn).lower(*args).compile(compiler_options=FAST_COMPILE)
+
+
 def mismatch(layer, case, backward=None, forward=None):
     """max |hand - jax.vjp| over dx and every parameter, relative to the largest
     reference entry (at least 1); inf if the backward misses or adds a gradient or
@@ -39,7 +48,8 @@ def mismatch(layer, case, backward=None, forward=None):
     params, x, aux, dy = case
     backward = backward or layer.backward
     forward = forward or layer.forward
-    both = jax.jit(lambda p, x, a, dy: (backward(p, x, *a, dy), reference_vjp(forward, p, x, a, dy)))
+    both = compiled(lambda p, x, a, dy: (backward(p, x, *a, dy), reference_vjp(forward, p, x, a, dy)),
+                    params, x, aux, dy)
     (dx, dp), (rx, rp) = jax.tree.map(np.asarray, both(params, x, aux, dy))
     if set(dp) != set(rp) or any(dp[k].shape != rp[k].shape for k in rp) or dx.shape != rx.shape:
         return float("inf")

@@ -209,10 +209,13 @@ def expect_rank(layer: str, x: Shape, rank: int, layout: str):
 
 
 def scale_examples(s, t):
-    """``s[b] * t[b, ...]``: a per-example scalar (a drop-path site) applied to a batch.
-    ``s is None`` means the site is absent: no scaling."""
+    """``s[b] * t[b, ...]``: a per-example scalar (a drop-path site) applied to a batch;
+    a scalar ``s`` (one example) scales all of ``t``. ``s is None`` means the site is
+    absent: no scaling."""
     if s is None:
         return t
+    if jnp.ndim(s) == 0:
+        return s * t
     return lax.broadcast_in_dim(s, t.shape, (0,)) * t
 
 
