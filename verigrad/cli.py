@@ -13,6 +13,7 @@ import importlib.util
 import sys
 
 from . import __version__
+from .errors import UsageError  # noqa: F401  (re-exported: subcommands raise it)
 
 # (module, ...) in the order shown by --help; a module that does not exist yet is skipped.
 COMMANDS = (
@@ -25,10 +26,6 @@ COMMANDS = (
 )
 
 EXIT_BAD_INPUT = 3
-
-
-class UsageError(Exception):
-    """Bad input: the message names the problem and where it is."""
 
 
 def _commands():

@@ -18,3 +18,11 @@ def test_unknown_command_is_bad_input_without_traceback():
     r = run("no-such-command")
     assert r.returncode == 3
     assert "Traceback" not in r.stderr and "invalid choice" in r.stderr
+
+
+def test_bad_input_from_a_subcommand_is_one_line_when_run_as_module(tmp_path):
+    """``python -m verigrad.cli`` loads the CLI as __main__: UsageError must still be
+    caught (one class, in verigrad.errors)."""
+    r = run("certify", str(tmp_path / "missing.py") + ":f", "--shape", "x=n")
+    assert r.returncode == 3
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1

@@ -647,7 +647,8 @@ class _Subst:
         """A replacement for the bound index ``v`` and the extended substitution."""
         size = self.poly(v.size)
         if v in self.captured or size is not v.size:
-            w = fresh_index(size, v.name)
+            # Deterministic when only the range changes, so equal substitutions give equal terms.
+            w = fresh_index(size, v.name) if v in self.captured else IndexVar(v.name, size, v.tag)
             inner = _Subst(self.mapping, {**self.ints, v: Poly.sym(w)})
             inner.captured = self.captured
             return w, inner

@@ -224,7 +224,9 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
         elif isinstance(k, T.TensorFn):
             if not isinstance(v, T.FnLam):
                 raise KernelError(f"instantiate: {k.name} must be replaced by a FnLam")
-            if tuple(p.shape for p in v.params) != k.arg_shapes or v.body.shape != k.out_shape:
+            ints = {s: as_poly(x) for s, x in mapping.items() if isinstance(s, SizeSym)}
+            if tuple(p.shape for p in v.params) != tuple(tuple(d.subst(ints) for d in sh) for sh in k.arg_shapes) \
+                    or v.body.shape != tuple(d.subst(ints) for d in k.out_shape):
                 raise KernelError(f"instantiate: {k.name} replaced by a function of other shapes")
             extra.add(Condition("smooth", T.Lamda([fresh_index(s) for s in v.body.shape], v.body)
                                 if v.body.shape else v.body))
