@@ -1,0 +1,80 @@
+"""``verigrad verify`` and the library API: parallel checking, the content-hash cache,
+exit codes, bad input."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from verigrad.proof import library
+
+
+def cli(*args, cache):
+    env = {**os.environ, "VERIGRAD_CACHE": str(cache)}
+    return subprocess.run([sys.executable, "-m", "verigrad.cli", "verify", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_verify_json_then_warm_from_the_cache(tmp_path):
+    r = cli("softmax.sums_to_one", "vjp.dense_dx", "--json", "-j", "2", cache=tmp_path)
+    assert r.returncode == 0, r.stderr
+    recs = json.loads(r.stdout)
+    assert [x["name"] for x in recs] == ["softmax.sums_to_one", "vjp.dense_dx"]
+    assert all(x["status"] == "proved" and not x["cached"] and x["axioms"] for x in recs)
+    assert all(s["latex"] and s["statement"] for x in recs for s in x["steps"])
+    warm = json.loads(cli("softmax.sums_to_one", "vjp.dense_dx", "--json", cache=tmp_path).stdout)
+    assert all(x["cached"] for x in warm)
+    assert [x["statement"] for x in warm] == [x["statement"] for x in recs]
+
+
+def test_exit_code_is_one_unless_everything_selected_is_proved(tmp_path):
+    r = cli("matrix.swap_bordered", cache=tmp_path)
+    assert r.returncode == 1
+    assert "plausible" in r.stdout and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no.such.theorem"], "no theorem matches"),
+    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--axioms", "nope"], "no theorem"),
+])
+def test_bad_input_is_one_line_and_exit_code_three(tmp_path, args, message):
+    r = cli(*args, cache=tmp_path)
+    assert r.returncode == 3
+    assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_axioms_lists_what_a_theorem_rests_on(tmp_path):
+    r = cli("--axioms", "softmax.sums_to_one", cache=tmp_path)
+    assert r.returncode == 0
+    assert "ring" in r.stdout and "rests on" in r.stdout
+
+
+def test_parallel_records_match_in_process_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path))
+    par = library.verify_library(["norm"], jobs=2)
+    seq = [library.verify_theorem(r.name) for r in par]
+    assert [(r.name, r.status, r.statement) for r in par] == [(r.name, r.status, r.statement) for r in seq]
+    again = library.verify_library(["norm"], jobs=2)
+    assert all(r.cached for r in again)
+
+
+def test_the_cache_key_covers_every_cited_file(tmp_path, monkeypatch):
+    root = tmp_path / "lib"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "base.py").write_text("x = 1\n")
+    (root / "a" / "mid.py").write_text("from verigrad.library.a import base\n")
+    (root / "b" / "top.py").write_text("from verigrad.library.a.mid import apply\n")
+    monkeypatch.setattr(library, "ROOT", root)
+    infos = {i.name: i for i in library.load_library(root)}
+    assert infos["b.top"].cites == ["verigrad.library.a.mid"]
+    by_module = {i.module: i for i in infos.values()}
+    before = library.cache_key(infos["b.top"], by_module)
+    (root / "a" / "base.py").write_text("x = 2\n")          # a file cited transitively
+    assert library.cache_key(infos["b.top"], by_module) != before
+    (root / "a" / "base.py").write_text("x = 1\n")
+    assert library.cache_key(infos["b.top"], by_module) == before
+    _ = textwrap
