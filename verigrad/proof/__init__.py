@@ -26,14 +26,14 @@ The library API (for ``verigrad verify`` and the HTML proof browser):
 returns a ``TheoremRecord``; ``verify_library(...)`` checks many, in parallel, cached.
 """
 from .expr import (Add, BlockMatrix, Bool, Contains, Derivative, Equality, Identity, Indexed, Interval,
-                   KroneckerDelta, Lamda, MatMul, Max, Min, Mul, Number, OneMatrix, Piecewise, Pow, ProofError,
+                   KroneckerDelta, Lamda, MatMul, Max, Min, Mul, OneMatrix, Piecewise, Pow, ProofError,
                    Range, ReduceMax, Sum, Swap, Transpose, Vjp as vjp, ZeroMatrix, oo, pi, sqrt)
 from .functions import (Function, drop_path, erf, exp, gelu, gelu_tanh, grad, layer_norm, log, log_softmax, logsumexp, mean,
                         relu, rms_norm, sigmoid, silu, softmax, softplus, tanh, trace, var, vmax)
 from .symbols import Symbol
 from .script import apply, prove
 from .kernel_glue import StepRejected
-from .library import TheoremRecord, StepRecord, load_library, verify_theorem, verify_library
+from . import library as _library
 
 Plus = Add
 Eq = Equality
@@ -44,3 +44,7 @@ __all__ = ["Add", "BlockMatrix", "Bool", "Contains", "Derivative", "Equality", "
            "erf", "exp", "gelu", "gelu_tanh", "layer_norm", "log", "log_softmax", "logsumexp", "mean", "relu",
            "rms_norm", "sigmoid", "silu", "softmax", "softplus", "tanh", "trace", "var", "vmax", "grad", "Symbol", "apply", "prove",
            "StepRejected"]
+
+# The library API (not part of ``import *``: theorem files do not need it).
+load_library, verify_theorem, verify_library = _library.load_library, _library.verify_theorem, _library.verify_library
+TheoremRecord, StepRecord, TheoremInfo = _library.TheoremRecord, _library.StepRecord, _library.TheoremInfo

@@ -34,8 +34,7 @@ from fractions import Fraction
 
 from verigrad.frontends import ops
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import (IndexVar, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg,
-                                   poly_str)
+from verigrad.kernel.sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, poly_str
 
 
 class ProofError(Exception):

@@ -158,7 +158,7 @@ class Fact:
         st = self._equality("indexing")
         if not isinstance(idx, tuple):
             idx = (idx,)
-        lhs, rhs = Indexed(st.lhs, *idx), Indexed(st.rhs, *idx)
+        lhs = Indexed(st.lhs, *idx)         # resolves and checks the indices
         idx = lhs.indices
         new_st = Equality(push_index(st.lhs, idx), push_index(st.rhs, idx))
         new = Fact(new_st, "index", (self,))

@@ -312,16 +312,14 @@ def _store(key: str, rec: TheoremRecord):
 # -- checking many theorems ------------------------------------------------------------------------------
 
 def _worker_init():
-    import verigrad.proof  # noqa: F401  (workers import verigrad once)
+    """Workers import verigrad once (with fork they inherit it from the parent)."""
+    import verigrad.proof.script
+    verigrad.proof.script.forget()
 
 
-def _verify_module(module: str, name: str) -> dict:
+def _verify_in_worker(info: TheoremInfo) -> dict:
     from .script import run_proof
-    info = None
-    for i in load_library():
-        if i.module == module:
-            info = i
-    return record_of(run_proof(module), info).to_json()
+    return record_of(run_proof(info.module), info).to_json()
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
@@ -355,7 +353,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
                                     initializer=_worker_init) as pool:
-            futures = {pool.submit(_verify_module, i.module, i.name): i for i in _balanced(todo)}
+            futures = {pool.submit(_verify_in_worker, i): i for i in _balanced(todo)}
             for fut in cf.as_completed(futures):
                 info = futures[fut]
                 try:
