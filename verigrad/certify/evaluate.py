@@ -67,6 +67,9 @@ def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None
     ``sizes`` maps SizeSym -> int, ``values`` maps Var -> array, ``functions`` maps
     ScalarFn / TensorFn -> a Python callable on arrays (a TensorFn's also receives the
     keyword ``out_shape``)."""
+    from .vectorized import Vectorized, supports
+    if supports(t):
+        return Vectorized(sizes, values).tensor(t)
     return _Eval(sizes, values, functions or {}).tensor(t, {})
 
 

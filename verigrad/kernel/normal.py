@@ -726,6 +726,9 @@ class Normalizer:
         if ppositive(p) or ppositive(-p):
             self.use("delta_decide")
             return ZERO
+        if nonneg(p) and nonneg(-p):
+            self.use("delta_decide")
+            return ONE
         for m in sorted((x for x in p.symbols() if isinstance(x, SizeSym)), key=lambda x: x.skey):
             q, r = divide_exact(p, Poly.sym(m))   # p = m q + r with |r| < m: q == 0 and r == 0
             if q is not PZERO and r is not PZERO and nonneg(r + m - 1) and nonneg(m - 1 - r):
@@ -836,6 +839,10 @@ class Normalizer:
         return self.add(*(self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms))
 
     def _sum_mono(self, bs, m: Mono) -> NF:
+        if any(b.size is S.ONE for b in bs):   # a sum over a single index value: b = 0
+            self.use("sum_const")
+            one = [b for b in bs if b.size is S.ONE]
+            return self.sum([b for b in bs if b.size is not S.ONE], self.subst_mono(m, {b: S.ZERO for b in one}))
         unused = [b for b in bs if b not in m.ivars]
         bs = [b for b in bs if b in m.ivars]
         out = ONE

@@ -739,7 +739,7 @@ class _Subst:
             for v in t.body.atoms:
                 if v is not t.var and v in self.mapping:
                     val = self.mapping[v]
-                    atoms = val.body.atoms if isinstance(val, FnLam) else as_term(val).atoms
+                    atoms = val.body.atoms - set(val.params) if isinstance(val, FnLam) else as_term(val).atoms
                     if var in atoms:
                         raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
                                           f"would make it depend on {var.name}")

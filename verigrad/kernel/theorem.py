@@ -287,7 +287,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     # subst refuses to replace a differentiated variable or to make a derivative's body
     # depend on its variable in a new way (a hypothesis holds at a point).
     lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
-    idx = [Poly.sym(fresh_index(s, "k")) for s in lhs.shape]
+    idx = [Poly.sym(fresh_index(s, "k")) if s is not ONE else Poly.const(0) for s in lhs.shape]
     splits = 0
     for strict in (False, True):
         while True:

@@ -37,7 +37,10 @@ from verigrad.certify import counterexample
 
 @dataclass
 class Rule:
-    """A composition rule: its kernel theorem, and what it was proved over."""
+    """A composition rule: its kernel theorem, and what it was proved over: the opaque
+    ``branches`` by role ("f", "g"), the ``variables`` by role ("x" is the one
+    differentiated, "dy" its cotangent, "s" a site, "c"/"u" constants), the
+    ``forward`` term of the statement, and ``shapes``: role -> size symbols."""
     name: str
     theorem: Theorem
     branches: tuple            # the opaque TensorFns
@@ -45,6 +48,12 @@ class Rule:
     sizes: tuple               # the size symbols, one per axis
     seconds: float
     control: tuple = field(default=())   # (description, wrong lhs)
+    forward: object = None
+    shapes: dict = field(default_factory=dict)
+
+    @property
+    def fns(self) -> dict:
+        return {f.name: f for f in self.branches}
 
 
 def _sizes(prefix: str, rank: int):
@@ -59,12 +68,23 @@ def _entry(t, idx):
     return t[tuple(idx)] if idx else t
 
 
-def _prove(name, lhs, rhs, branches, variables, sizes, control=()):
+def _prove(name, lhs, rhs, branches, variables, sizes, control=(), shapes=None):
     t0 = time.perf_counter()
     th = prove_equal(lhs, rhs)
     if not isinstance(th, Theorem):
         raise AssertionError(f"the kernel did not prove the {name} rule: {th}")
-    return Rule(name, th, branches, variables, sizes, time.perf_counter() - t0, control)
+    forward = _forward_of(rhs)
+    return Rule(name, th, branches, variables, sizes, time.perf_counter() - t0, control, forward, shapes or {})
+
+
+def _forward_of(statement):
+    """The forward term inside ``vjp_statement(forward, x, dy)``."""
+    t = statement.body if isinstance(statement, Lamda) else statement
+    while isinstance(t, Sum):
+        t = t.body
+    deriv = t.terms[1]                          # cot[I] * d forward[I] / d x[K]
+    body = deriv.body
+    return body.base if body.shape == () and hasattr(body, "base") and body.base.shape else body
 
 
 @functools.lru_cache(maxsize=None)
@@ -77,7 +97,21 @@ def chain(rank_x: int, rank_y: int, rank_z: int) -> Rule:
     lhs = Vjp(f, 0, (x,), Vjp(g, 0, (fx,), dy))
     wrong = Vjp(f, 0, (x,), Vjp(g, 0, (x,), dy)) if X == Y else Vjp(f, 0, (x,), Vjp(g, 0, (fx,), dy * 2))
     return _prove("chain", lhs, vjp_statement(Apply(g, (fx,)), x, dy), (f, g), {"x": x, "dy": dy}, X + Y + Z,
-                  ("g's VJP read at x instead of f(x)" if X == Y else "the cotangent doubled", wrong))
+                  ("g's VJP read at x instead of f(x)" if X == Y else "the cotangent doubled", wrong),
+                  {"x": X, "y": Y, "z": Z})
+
+
+@functools.lru_cache(maxsize=None)
+def outer_parameter(rank_u: int, rank_x: int, rank_z: int) -> Rule:
+    """``g(u, x)`` with ``u`` not depending on x (a parameter of the second layer of a
+    chain, ``u = f(input)``): the cotangent of x is g's declared VJP in its second
+    argument, at ``(u, x)``."""
+    U, X, Z = _sizes("a", rank_u), _sizes("b", rank_x), _sizes("c", rank_z)
+    g = TensorFn("g", [U, X], Z)
+    u, x, dy = Var("u", U), Var("x", X), Var("dy", Z)
+    return _prove("outer parameter", Vjp(g, 1, (u, x), dy), vjp_statement(Apply(g, (u, x)), x, dy), (g,),
+                  {"x": x, "dy": dy, "u": u}, U + X + Z, ("the first argument's VJP", Vjp(g, 1, (u, x), dy * 2)),
+                  {"y": U, "x": X, "z": Z})
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,7 +125,28 @@ def fan_in(rank_x: int, rank_y: int) -> Rule:
     K = _idx(X, "pqrs")
     lhs = Lamda(K, Vjp(f, 0, (x,), dy)[tuple(K)] + Vjp(g, 0, (x,), dy)[tuple(K)])
     return _prove("fan-in", lhs, vjp_statement(fwd, x, dy), (f, g), {"x": x, "dy": dy}, X + Y,
-                  ("g's branch dropped", Vjp(f, 0, (x,), dy)))
+                  ("g's branch dropped", Vjp(f, 0, (x,), dy)), {"x": X, "y": Y})
+
+
+@functools.lru_cache(maxsize=None)
+def offset(rank_x: int, rank_y: int, side: str = "left", site: bool = False) -> Rule:
+    """``c + f(x)`` (``side="left"``) or ``f(x) + c``, optionally ``c + s[b] f(x)`` with a
+    site: a parameter inside one branch of a skip or a fan-in, the other summand ``c``
+    not depending on it. The cotangent is the branch's VJP of ``dy`` (of ``s dy``)."""
+    X, Y = _sizes("a", rank_x), _sizes("b", rank_y)
+    f = TensorFn("f", [X], Y)
+    x, dy, c, s = Var("x", X), Var("dy", Y), Var("c", Y), Var("s", Y[:1])
+    I = _idx(Y)
+    fx = Apply(f, (x,))[tuple(I)]
+    if site:
+        fx = s[I[0]] * fx
+    fwd = Lamda(I, c[tuple(I)] + fx if side == "left" else fx + c[tuple(I)])
+    cot = Lamda(I, s[I[0]] * dy[tuple(I)]) if site else dy
+    variables = {"x": x, "dy": dy, "c": c} | ({"s": s} if site else {})
+    wrong = Vjp(f, 0, (x,), dy) if site else Vjp(f, 0, (x,), Lamda(I, 2 * dy[tuple(I)]))
+    name = "offset" + (" with a site" if site else "") + ("" if side == "left" else " (right)")
+    return _prove(name, Vjp(f, 0, (x,), cot), vjp_statement(fwd, x, dy), (f,), variables, X + Y,
+                  ("the site ignored" if site else "the cotangent doubled", wrong), {"x": X, "y": Y})
 
 
 def _residual_lhs(f, x, cot, dy, K):
@@ -107,7 +162,7 @@ def residual(rank: int) -> Rule:
     I, K = _idx(X), _idx(X, "pqrs")
     fwd = Lamda(I, x[tuple(I)] + Apply(f, (x,))[tuple(I)])
     return _prove("residual", _residual_lhs(f, x, dy, dy, K), vjp_statement(fwd, x, dy), (f,),
-                  {"x": x, "dy": dy}, X, ("the skip dropped", Vjp(f, 0, (x,), dy)))
+                  {"x": x, "dy": dy}, X, ("the skip dropped", Vjp(f, 0, (x,), dy)), {"x": X})
 
 
 @functools.lru_cache(maxsize=None)
@@ -123,7 +178,7 @@ def site_residual(rank: int) -> Rule:
     scaled = Lamda(I, s[I[0]] * dy[tuple(I)])
     wrong = Lamda(K, scaled[tuple(K)] + Vjp(f, 0, (x,), scaled)[tuple(K)])   # the skip reads the dropped cotangent
     return _prove("drop-path site", _residual_lhs(f, x, scaled, dy, K), vjp_statement(fwd, x, dy), (f,),
-                  {"x": x, "dy": dy, "s": s}, X, ("the skip reads the dropped cotangent", wrong))
+                  {"x": x, "dy": dy, "s": s}, X, ("the skip reads the dropped cotangent", wrong), {"x": X})
 
 
 @functools.lru_cache(maxsize=None)
@@ -182,8 +237,9 @@ def shared_parameter(rank_in: int, rank_w: int, rank_out: int) -> Rule:
 
 def standard_rules() -> list[Rule]:
     """The rules at the rank signatures the networks use (reported by `certificates`)."""
-    return [chain(2, 2, 2), fan_in(2, 2), residual(2), site_residual(3), site_after_skip(3),
-            per_example(1, 1), shared_parameter(1, 2, 1)]
+    return [chain(2, 2, 2), outer_parameter(2, 2, 2), fan_in(2, 2), residual(2), offset(2, 2),
+            site_residual(3), offset(2, 3, site=True), site_after_skip(3), per_example(1, 1),
+            shared_parameter(1, 2, 1)]
 
 
 # -- controls ------------------------------------------------------------------------------

@@ -1,0 +1,173 @@
+"""Vectorized numeric meaning of kernel terms (untrusted; an independent oracle).
+
+Every index variable in scope is an axis of a numpy array: a term's value at a point of
+the index space is an array broadcastable over those axes. ``Sum`` adds an axis and
+reduces it, ``Lamda`` binds its indices to the index arrays it is read at, ``Index``
+reads a tensor with integer index arrays (fancy indexing). The conventions are the
+kernel's: ``0^-1 = 0``, ``log x = log|x|``, ``x^r = 0`` for ``x < 0`` and fractional r,
+an entry off the shape reads 0.
+
+Terms with derivatives or opaque functions are left to the entry-by-entry evaluator
+(``evaluate.py``): ``supports`` says which terms this one takes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import erf as _erf
+
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import FloorDiv, Poly
+
+_UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
+
+
+def supports(t: T.Term) -> bool:
+    """Whether ``t`` has no derivative, opaque function or At (checked once per term)."""
+    hit = _support_cache.get(t)
+    if hit is None:
+        if isinstance(t, _UNSUPPORTED) or (isinstance(t, T.Func) and not isinstance(t.fn, str)):
+            hit = False
+        else:
+            hit = all(supports(a) for a in _children(t))
+        _support_cache[t] = hit
+    return hit
+
+
+_support_cache: dict = {}
+
+
+def _children(t):
+    for a in t._args:
+        if isinstance(a, T.Term):
+            yield a
+        elif isinstance(a, tuple):
+            yield from (b for b in a if isinstance(b, T.Term))
+
+
+class Vectorized:
+    def __init__(self, sizes: dict, values: dict):
+        self.sizes, self.values = sizes, values
+        self.cache: dict = {}
+
+    # integer expressions over index arrays ---------------------------------------------
+    def ival(self, p: Poly, env: dict):
+        total = 0
+        for m, c in p.terms.items():
+            v = c
+            for s, k in m:
+                if isinstance(s, FloorDiv):
+                    val = self.ival(s.a, env) // self.ival(s.m, env)
+                elif s in env:
+                    val = env[s]
+                else:
+                    val = self.sizes[s]
+                v = v * val ** k
+            total = total + v
+        return total
+
+    def size(self, p: Poly) -> int:
+        return int(self.ival(p, {}))
+
+    # values ------------------------------------------------------------------------------------
+    def tensor(self, t: T.Term) -> np.ndarray:
+        """The whole tensor ``t`` (closed terms only)."""
+        shape = tuple(self.size(s) for s in t.shape)
+        env, ndim = {}, len(shape)
+        idx = []
+        for axis, n in enumerate(shape):
+            a = np.arange(n).reshape((1,) * axis + (n,) + (1,) * (ndim - axis - 1))
+            idx.append(a)
+        out = self.at(t, tuple(idx), env, ndim)
+        return np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy()
+
+    def at(self, t: T.Term, idx: tuple, env: dict, ndim: int):
+        """The entry ``t[idx]`` as an array broadcastable over ``ndim`` axes."""
+        key = (t, tuple(id(i) for i in idx), tuple(id(env[v]) for v in t.free_idx if v in env), ndim)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit[0]
+        out = self._at(t, idx, env, ndim)
+        self.cache[key] = (out, idx, [env.get(v) for v in t.free_idx])   # keep the arrays alive
+        return out
+
+    def _at(self, t, idx, env, ndim):
+        at = lambda u, i=(): self.at(u, i, env, ndim)  # noqa: E731
+        sub = lambda u: idx if u.shape else ()  # noqa: E731
+        if isinstance(t, T.Var):
+            x = self.values[t]
+            return x[tuple(np.asarray(i) for i in idx)] if idx else np.asarray(x, dtype=np.float64)
+        if isinstance(t, T.Num):
+            return float(t.value)
+        if isinstance(t, T.Const):
+            return math.pi
+        if isinstance(t, T.IntVal):
+            return np.asarray(self.ival(t.poly, env), dtype=np.float64)
+        if isinstance(t, T.Named):
+            return at(t.body, idx)
+        if isinstance(t, T.Index):
+            e = tuple(self.ival(p, env) for p in t.idx)
+            if not t.total:
+                return self.at(t.base, e + idx, env, ndim)
+            ok, clipped = True, []
+            for ei, n in zip(e, t.base.shape):
+                n = self.size(n)
+                ok = ok & (ei >= 0) & (ei < n)
+                clipped.append(np.clip(ei, 0, max(n - 1, 0)))
+            val = self.at(t.base, tuple(clipped) + idx, env, ndim)
+            return np.where(ok, val, 0.0)
+        if isinstance(t, T.Lamda):
+            k = len(t.idxs)
+            env2 = {**env, **dict(zip(t.idxs, idx[:k]))}
+            return self.at(t.body, idx[k:], env2, ndim)
+        if isinstance(t, T.Add):
+            return sum(at(a, sub(a)) for a in t.terms)
+        if isinstance(t, T.Mul):
+            out = 1.0
+            for a in t.terms:
+                out = out * at(a, sub(a))
+            return out
+        if isinstance(t, T.Pow):
+            return _pow(at(t.base, idx), t.exponent)
+        if isinstance(t, T.Func):
+            x = np.asarray(at(t.operands[0], sub(t.operands[0])), dtype=np.float64)
+            if t.fn == "exp":
+                return np.exp(x)
+            if t.fn == "log":
+                a = np.abs(x)
+                return np.where(a == 0, 0.0, np.log(np.where(a == 0, 1.0, a)))
+            return np.tanh(x) if t.fn == "tanh" else _erf(x)
+        if isinstance(t, (T.Sum, T.ReduceMax)):
+            n = self.size(t.idx.size)
+            axis = np.arange(n).reshape((1,) * ndim + (n,))
+            grow = tuple(np.expand_dims(np.asarray(i), -1) for i in idx)
+            env2 = {v: np.expand_dims(np.asarray(a), -1) for v, a in env.items()}
+            env2[t.idx] = axis
+            body = np.asarray(self.at(t.body, grow, env2, ndim + 1), dtype=np.float64)
+            body = np.broadcast_to(body, body.shape[:-1] + (n,))
+            if isinstance(t, T.Sum):
+                return body.sum(axis=-1) if n else np.zeros(body.shape[:-1])
+            return body.max(axis=-1) if t.kind == "max" else body.min(axis=-1)
+        if isinstance(t, T.Delta):
+            return np.asarray(self.ival(t.a, env) == self.ival(t.b, env), dtype=np.float64)
+        if isinstance(t, T.IntCond):
+            a, b = self.ival(t.a, env), self.ival(t.b, env)
+            r = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t.rel]
+            return np.asarray(r, dtype=np.float64)
+        if isinstance(t, T.RealCond):
+            x = np.asarray(at(t.t, idx))
+            return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
+        raise TypeError(f"the vectorized evaluator does not take {type(t).__name__}")
+
+
+def _pow(x, e):
+    x = np.asarray(x, dtype=np.float64)
+    if e.denominator == 1:
+        k = int(e)
+        if k >= 0:
+            return x ** k
+        safe = np.where(x == 0, 1.0, x)
+        return np.where(x == 0, 0.0, safe ** k)
+    ok = x > 0
+    return np.where(ok, np.where(ok, x, 1.0) ** float(e), 0.0)

@@ -1,0 +1,313 @@
+r"""Certificates by construction (untrusted driver; every step is a kernel rule).
+
+A layer built with the combinators is a tree: zoo layers at the leaves, ``chain``,
+``fan_in``, ``residual``, ``site_residual`` and ``named`` at the nodes. ``certify``
+walks it:
+
+- a **leaf** is imported at symbolic sizes (the jaxpr importer, checked against JAX by
+  translation validation) and the kernel proves, for its input and every parameter v,
+  ``|- B_v = vjp_statement(F, v, dy)``;
+- a **node** instantiates a composition rule (``verigrad.nn.rules``, proved once over
+  opaque branches) with its children as the branches. The rule's declared VJPs become
+  ``At(vjp_statement(F_c, v_c, dy_c), ...)``: the child's VJP statement at a point,
+  which ``rewrite`` replaces by the child's certified backward (the child's theorem,
+  used under ``At``) and ``at_elim`` evaluates at the point.
+
+Every step is ``instantiate``, ``rewrite``, ``at_elim``, ``symm`` or ``trans``: nothing
+re-normalizes the whole network, and the network's theorems rest on the leaves'
+theorems and the rules' theorems. The composed backward is a term the kernel built, not
+a function the driver wrote.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from verigrad.kernel import (At, FnLam, KernelError, Lamda, Term, Theorem, Var, at_elim, instantiate, prove_equal,
+                             rewrite, symm, trans)
+from verigrad.kernel import terms as T
+from verigrad.kernel.theorem import Failure
+from verigrad.nn.layers.core import Layer
+from . import rules as R
+
+COMBINATORS = ("chain", "fan_in", "residual", "site_residual")
+
+
+@dataclass
+class Certified:
+    """A layer with kernel theorems ``|- backward_v = vjp_statement(forward, v, dy)`` for
+    its input and each parameter v (a ``Failure`` where a part was not proved)."""
+    path: str
+    layer: Layer
+    x: Var
+    dy: Var
+    forward: Term
+    params: dict                       # parameter name -> Var
+    aux: dict                          # auxiliary input name -> Var
+    theorems: dict                     # variable name -> Theorem | Failure
+    leaves: list = field(default_factory=list)    # (path, layer name, {var: status}, seconds)
+    rules: list = field(default_factory=list)     # names of the rules applied
+    seconds: float = 0.0
+
+    @property
+    def variables(self) -> list:
+        return [self.x] + list(self.params.values())
+
+    @property
+    def proved(self) -> bool:
+        return all(isinstance(t, Theorem) for t in self.theorems.values())
+
+
+class CompositionError(Exception):
+    pass
+
+
+def certify(layer: Layer, path: str = "net") -> Certified:
+    """Certificates for every parameter and the input of ``layer`` (built at symbolic
+    sizes), by construction from its leaves."""
+    t0 = time.perf_counter()
+    out = _certify(layer, path)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _certify(layer: Layer, path: str) -> Certified:
+    kind = layer.name if layer.name in COMBINATORS else "named" if _is_named(layer) else "leaf"
+    if kind == "leaf" or (kind == "named" and _leafish(layer.children[0])):
+        return _leaf(layer, path)
+    if kind == "named":
+        return _renamed(_certify(layer.children[0], path), layer)
+    kids = [_certify(c, f"{path}.{i}") for i, c in enumerate(layer.children)]
+    if kind == "chain":
+        out = kids[0]
+        for k in kids[1:]:
+            out = _chain(out, k, layer)
+        return out
+    if kind == "fan_in":
+        out = kids[0]
+        for k in kids[1:]:
+            out = _fan_in(out, k, layer)
+        return out
+    site = _site(layer, kids[0]) if kind == "site_residual" else None
+    return _residual(kids[0], layer, site)
+
+
+def _is_named(layer: Layer) -> bool:
+    return len(layer.children) == 1 and layer.hyper.get("layer") == layer.children[0].name
+
+
+def _leafish(layer: Layer) -> bool:
+    return layer.name not in COMBINATORS and not _is_named(layer)
+
+
+# -- leaves ------------------------------------------------------------------------------------
+
+def _leaf(layer: Layer, path: str) -> Certified:
+    from verigrad.certify.obligations import build
+    from verigrad.certify.validate import validate
+    from verigrad.frontends.jaxpr import ArgSpec
+    t0 = time.perf_counter()
+    pnames, anames = list(layer.param_names), list(layer.aux_names)
+    xname = f"x@{path}"
+    names = [xname] + pnames + anames
+    shapes = [layer.x] + [p.shape for p in layer.params] + [a.shape for a in layer.aux]
+    specs = {n: ArgSpec(n, tuple(str(d) for d in sh)) for n, sh in zip(names, shapes)}
+    k = 1 + len(pnames)
+
+    def forward(*args):
+        return layer.forward(dict(zip(pnames, args[1:k])), args[0], *args[k:])
+
+    def backward(args, res, ct):
+        dx, grads = layer.backward(dict(zip(pnames, args[1:k])), args[0], *args[k:], ct)
+        return (dx,) + tuple(grads[p] for p in pnames)
+
+    ob = build(f"{layer.name}@{path}", forward, None, backward, names, specs,
+               nondiff=tuple(range(k, len(names))))
+    problem = validate(ob)
+    x = ob.var(xname)
+    dy = Var(f"dy@{path}", ob.cots[0].shape)
+    F = ob.primal[0].term()
+    theorems, statuses = {}, {}
+    for name in [xname] + pnames:
+        if problem:
+            theorems[name] = Failure(f"translation validation failed: {problem}")
+        else:
+            got = ob.got(name) if hasattr(ob, "got") else ob.cotangents[name].term()
+            th = prove_equal(got, ob.expected(name))
+            theorems[name] = instantiate(th, {ob.cots[0]: dy}) if isinstance(th, Theorem) else th
+        statuses[name] = "PROVED" if isinstance(theorems[name], Theorem) else "UNKNOWN"
+    return Certified(path, layer, x, dy, F, {p: ob.var(p) for p in pnames}, {a: ob.var(a) for a in anames},
+                     theorems, [(path, layer.name, statuses, time.perf_counter() - t0)])
+
+
+# -- the rules at work -------------------------------------------------------------------------
+
+def _by_rule(rule: R.Rule, mapping: dict, children) -> Theorem | Failure:
+    """Instantiate ``rule`` and replace each declared VJP by the child's certified
+    backward: ``rewrite`` with the child's theorem under ``At``, then ``at_elim``."""
+    for c in children:
+        if not isinstance(c, Theorem):
+            return Failure(f"a part is not proved: {c}")
+    th = instantiate(rule.theorem, mapping)
+    for c in children:
+        r = rewrite(symm(c), th.lhs)
+        th = trans(symm(r), th)
+    while True:
+        at = _innermost_at(th.lhs)
+        if at is None:
+            return th
+        r = rewrite(at_elim(at), th.lhs)
+        th = trans(symm(r), th)
+
+
+def _innermost_at(t: Term):
+    """An ``At`` whose values and body contain no ``At``, or None."""
+    seen, stack = set(), [t]
+    while stack:
+        u = stack.pop()
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
+        if isinstance(u, At):
+            inner = _innermost_at(u.body) or next((a for v in u.values if (a := _innermost_at(v))), None)
+            return inner or u
+        for a in u._args:
+            if isinstance(a, Term):
+                stack.append(a)
+            elif isinstance(a, tuple):
+                stack.extend(b for b in a if isinstance(b, Term))
+    return None
+
+
+def _sizes(rule: R.Rule, **shapes) -> dict:
+    out = {}
+    for role, actual in shapes.items():
+        out.update(zip(rule.shapes[role], actual))
+    return out
+
+
+def _union(*dicts) -> dict:
+    out = {}
+    for d in dicts:
+        clash = set(out) & set(d)
+        if clash:
+            raise CompositionError(f"a parameter or site occurs in two branches: {', '.join(sorted(clash))}")
+        out.update(d)
+    return out
+
+
+def _node(kind, layer, x, dy, forward, params, aux, theorems, kids, rules) -> Certified:
+    return Certified(kind, layer, x, dy, forward, params, aux, theorems,
+                     [leaf for k in kids for leaf in k.leaves], sorted({r for k in kids for r in k.rules} | set(rules)))
+
+
+def _chain(f: Certified, g: Certified, layer: Layer) -> Certified:
+    """``g(f(x))``: the chain rule for the input and f's parameters; g's parameters see
+    ``f(x)`` as a constant first argument (the outer-parameter rule)."""
+    F, G = f.forward, g.forward
+    theorems = {}
+    for v in f.variables:
+        rule = R.chain(len(v.shape), len(g.x.shape), len(g.dy.shape))
+        m = _sizes(rule, x=v.shape, y=g.x.shape, z=g.dy.shape)
+        fn, gn = rule.fns["f"], rule.fns["g"]
+        m.update({fn: FnLam([v], F, cot=f.dy), gn: FnLam([g.x], G, cot=g.dy), rule.variables["x"]: v,
+                  rule.variables["dy"]: g.dy})
+        theorems[v.name] = _by_rule(rule, m, [f.theorems[v.name], g.theorems[g.x.name]])
+    for th_name, v in g.params.items():
+        rule = R.outer_parameter(len(g.x.shape), len(v.shape), len(g.dy.shape))
+        m = _sizes(rule, y=g.x.shape, x=v.shape, z=g.dy.shape)
+        m.update({rule.fns["g"]: FnLam([g.x, v], G, cot=g.dy), rule.variables["u"]: F, rule.variables["x"]: v,
+                  rule.variables["dy"]: g.dy})
+        theorems[v.name] = _by_rule(rule, m, [g.theorems[v.name]])
+    forward = T.subst(G, {g.x: F})
+    return _node("chain", layer, f.x, g.dy, forward, _union(f.params, g.params), _union(f.aux, g.aux),
+                 theorems, [f, g], ["chain", "outer parameter"] if g.params else ["chain"])
+
+
+def _with_input(c: Certified, x: Var) -> Certified:
+    """``c`` reading ``x`` instead of its own input variable (both branches of a fan-in
+    read the same input)."""
+    if c.x is x:
+        return c
+    ths = {(x.name if n == c.x.name else n): (instantiate(t, {c.x: x}) if isinstance(t, Theorem) else t)
+           for n, t in c.theorems.items()}
+    return Certified(c.path, c.layer, x, c.dy, T.subst(c.forward, {c.x: x}), c.params, c.aux, ths, c.leaves,
+                     c.rules)
+
+
+def _fan_in(f: Certified, g: Certified, layer: Layer) -> Certified:
+    """``f(x) + g(x)``: the branches' cotangents add up; a parameter of one branch sees
+    the other as a constant summand (the offset rule)."""
+    g = _with_input(g, f.x)
+    if g.dy is not f.dy:
+        g = _with_cotangent(g, f.dy)
+    F, G = f.forward, g.forward
+    x = f.x
+    theorems = {}
+    rule = R.fan_in(len(x.shape), len(f.dy.shape))
+    m = _sizes(rule, x=x.shape, y=f.dy.shape)
+    m.update({rule.fns["f"]: FnLam([x], F, cot=f.dy), rule.fns["g"]: FnLam([x], G, cot=f.dy),
+              rule.variables["x"]: x, rule.variables["dy"]: f.dy})
+    theorems[x.name] = _by_rule(rule, m, [f.theorems[x.name], g.theorems[x.name]])
+    for side, branch, other in (("right", f, G), ("left", g, F)):
+        for v in branch.params.values():
+            rule = R.offset(len(v.shape), len(f.dy.shape), side)
+            mm = _sizes(rule, x=v.shape, y=f.dy.shape)
+            mm.update({rule.fns["f"]: FnLam([v], branch.forward, cot=f.dy), rule.variables["c"]: other,
+                       rule.variables["x"]: v, rule.variables["dy"]: f.dy})
+            theorems[v.name] = _by_rule(rule, mm, [branch.theorems[v.name]])
+    forward = T.subst(R.fan_in(len(x.shape), len(f.dy.shape)).forward, {**m})
+    return _node("fan_in", layer, x, f.dy, forward, _union(f.params, g.params), _union(f.aux, g.aux),
+                 theorems, [f, g], ["fan-in", "offset"])
+
+
+def _with_cotangent(c: Certified, dy: Var) -> Certified:
+    ths = {n: (instantiate(t, {c.dy: dy}) if isinstance(t, Theorem) else t) for n, t in c.theorems.items()}
+    return Certified(c.path, c.layer, c.x, dy, c.forward, c.params, c.aux, ths, c.leaves, c.rules)
+
+
+def _site(layer: Layer, branch: Certified):
+    name = layer.hyper.get("site", "s")
+    shape = branch.x.shape[:1]
+    return Var(name, shape)
+
+
+def _residual(f: Certified, layer: Layer, s: Var | None) -> Certified:
+    """``x + f(x)`` or, with a drop-path site s, ``x + s[b] f(x)``; a parameter of the
+    branch sees the skip as a constant summand."""
+    x, rank = f.x, len(f.x.shape)
+    rule = R.site_residual(rank) if s is not None else R.residual(rank)
+    m = _sizes(rule, x=x.shape)
+    m.update({rule.fns["f"]: FnLam([x], f.forward, cot=f.dy), rule.variables["x"]: x, rule.variables["dy"]: f.dy})
+    if s is not None:
+        m[rule.variables["s"]] = s
+    theorems = {x.name: _by_rule(rule, m, [f.theorems[x.name]])}
+    for v in f.params.values():
+        orule = R.offset(len(v.shape), rank, "left", site=s is not None)
+        mm = _sizes(orule, x=v.shape, y=x.shape)
+        mm.update({orule.fns["f"]: FnLam([v], f.forward, cot=f.dy), orule.variables["c"]: x,
+                   orule.variables["x"]: v, orule.variables["dy"]: f.dy})
+        if s is not None:
+            mm[orule.variables["s"]] = s
+        theorems[v.name] = _by_rule(orule, mm, [f.theorems[v.name]])
+    forward = T.subst(rule.forward, m)
+    aux = _union({s.name: s} if s is not None else {}, f.aux)
+    return _node(layer.name, layer, x, f.dy, forward, f.params, aux, theorems, [f],
+                 [rule.name, "offset" + (" with a site" if s is not None else "")])
+
+
+def _renamed(c: Certified, layer: Layer) -> Certified:
+    """``named(prefix, child)``: the child's parameters and sites renamed ``prefix/name``."""
+    prefix = layer.name
+    mp = {v: Var(f"{prefix}/{n}", v.shape, v.facts) for n, v in {**c.params, **c.aux}.items()}
+    ths = {}
+    for n, t in c.theorems.items():
+        new = f"{prefix}/{n}" if n in c.params else n
+        ths[new] = instantiate(t, mp) if isinstance(t, Theorem) else t
+    return Certified(c.path, layer, c.x, c.dy, T.subst(c.forward, mp),
+                     {f"{prefix}/{n}": mp[v] for n, v in c.params.items()},
+                     {f"{prefix}/{n}": mp[v] for n, v in c.aux.items()}, ths, c.leaves, c.rules)
+
+
+__all__ = ["Certified", "certify", "CompositionError"]
+_ = (KernelError, Lamda)
