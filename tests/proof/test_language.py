@@ -207,3 +207,28 @@ def prove(Eq):
     r = res("t")
     assert r.status == "failed" and "unknown tactic" in r.reason and r.line == 12
     assert res("u").status == "failed" and "@apply" in res("u").reason
+
+
+def test_a_theorem_with_a_hypothesis_rests_on_it_and_on_nothing_else(package):
+    src = HEADER + """
+@apply
+def apply(given):
+    x, y = given.lhs, given.rhs
+    return Equality(2 * x + 1, 2 * y + 1)
+
+
+@prove
+def prove(Eq):
+    n = Symbol.n(domain=[1, oo], integer=True)
+    x = Symbol.x(shape=(n,), real=True)
+    y = Symbol.y(shape=(n,), real=True)
+    Eq << apply(Equality(x, y))
+    Eq << Eq[1].subs(Eq[0])
+"""
+    res = package({"t": src})("t")
+    assert res.status == "proved", res.reason
+    (th,) = res.theorems
+    assert len(th.hyps) == 1 and res.log[0].kind == "given"
+    unjustified = src.replace("Eq << Eq[1].subs(Eq[0])", "Eq << Eq[1].this.lhs.become(2 * y + 1)")
+    res = package({"t": unjustified})("t")
+    assert res.status == "failed" and "cannot show" in res.reason

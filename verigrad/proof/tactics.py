@@ -8,11 +8,15 @@ with (``definition`` the symbol's definition, ``subs`` the fact substituted).
 """
 from __future__ import annotations
 
-from verigrad.kernel import normal_form
+import itertools
 
-from .expr import (Add, BlockMatrix, Bool, Derivative, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
+from verigrad.kernel import normal_form
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import IndexVar, Poly
+
+from .expr import (SPARE_NAMES, Add, BlockMatrix, Bool, Derivative, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
                    MatMul, Max, Min, Mul, Number, Pow, ProofError, Raw, Slice, Sum, Swap, TensorSymbol, Transpose,
-                   Vjp, ZeroMatrix, as_expr, replace, zeros)
+                   Vjp, ZeroMatrix, as_expr, index_names, replace, zeros)
 from .functions import Call, fresh_symbol
 
 _ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
@@ -404,11 +408,45 @@ def t_simplify(node, ctx):
     return _zero_if_zero(out)
 
 
+def readable(t: T.Term) -> T.Term:
+    """``t`` with the kernel's internal index names (``k_15``, ``_1_0``) renamed to
+    letters the term does not use, and ``delta(a - b, 0)`` written ``delta(a, b)``: an
+    alpha-equivalent term for display (the kernel checks the equality anyway)."""
+    used = set(index_names(t))
+    letters = iter([c for c in itertools.chain("ijklpqrstuvwabcdefgh", SPARE_NAMES) if c not in used])
+
+    def rename(v):
+        if v.tag or "_" in v.name:
+            w = IndexVar(next(letters), v.size)
+            return w, {v: Poly.sym(w)}
+        return v, {}
+
+    def go(x):
+        if isinstance(x, (T.Lamda, T.Sum, T.ReduceMax)):
+            vs = x.idxs if isinstance(x, T.Lamda) else (x.idx,)
+            new, mp = [], {}
+            for v in vs:
+                w, m = rename(v)
+                new.append(w)
+                mp.update(m)
+            body = go(T.subst(x.body, mp) if mp else x.body)
+            if isinstance(x, T.Lamda):
+                return T.Lamda(new, body)
+            return type(x)(new[0], body, *x._args[2:])
+        if isinstance(x, T.Delta) and x.b is Poly.const(0):
+            pos = Poly({m: c for m, c in x.a.terms.items() if c > 0})
+            return T.Delta(pos, pos - x.a)
+        if isinstance(x, T.Term) and x._args:
+            return T.map_args(x, go)
+        return x
+    return go(t)
+
+
 def t_doit(node, ctx):
     """Carry out derivatives and comprehension entries: the kernel's normal form of a
     derivative, beta-reduction elsewhere."""
     if any(isinstance(n, (Derivative, Vjp)) for n in node.walk()):
-        return Raw(normal_form(node.term))
+        return Raw(readable(normal_form(node.term)))
     out = _beta(node)
     if out == node:
         raise TacticError(f"doit: nothing to do in {node}")
