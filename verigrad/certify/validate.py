@@ -123,8 +123,8 @@ def confirm(ob, argument: str, index: tuple, values: dict, sizes: dict) -> tuple
         want = _jax_call(ob.primal_fn, args)[k]
         got, exp = float(jax_c[k][index]), float(want[index])
         return exp, got, _differs(exp, got)
-    slot = [p for p, _ in ob.returned].index(argument)
-    got = float(np.asarray(jax_c[n_out + slot])[index])
+    returned = [p for p, _ in ob.returned]
+    got = float(np.asarray(jax_c[n_out + returned.index(argument)])[index]) if argument in returned else 0.0
     pos = [s.name for s, _ in ob.args].index(argument)
     exp, reliable = _fd_vjp(ob, args, cots, pos, index)
     return exp, got, reliable and _differs(exp, got)

@@ -220,6 +220,12 @@ def power(a: Term, e) -> Term:
         c = _cpow(c, e)
         if c is not None:
             return const_term(c)
+    if isinstance(a, Pow) and e.denominator == 1:
+        # (b^r)^k = b^(rk) for an integer k, unless r is fractional and rk whole
+        # (under the convention b^r = 0 for b < 0, (b^(1/2))^2 is not b).
+        r = a.exponent
+        if r.denominator == 1 or (r * e).denominator != 1:
+            return power(a.base, r * e)
     return Pow(a, e)
 
 
