@@ -46,6 +46,34 @@ def test_bad_input_is_one_line_and_exit_code_three(tmp_path, args, message):
     assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_a_theorem_file_outside_the_library_can_cite_the_library(tmp_path):
+    f = tmp_path / "doubled.py"
+    f.write_text(textwrap.dedent('''
+        """Twice the softmax sums to two."""
+        from verigrad.proof import *
+        from verigrad.library.softmax import sums_to_one
+
+
+        @apply
+        def apply(x):
+            j = Symbol.j(integer=True)
+            return Equality(Sum[j:x.shape[0]](2 * softmax(x)[j]), 2)
+
+
+        @prove
+        def prove(Eq):
+            n = Symbol.n(domain=[1, oo], integer=True)
+            x = Symbol.x(shape=(n,), real=True)
+            Eq << apply(x)
+            Eq << sums_to_one.apply(x)
+            Eq << 2 * Eq[-1]
+    '''))
+    r = cli(str(f), "--json", cache=tmp_path / "cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (rec,) = json.loads(r.stdout)
+    assert rec["status"] == "proved" and rec["cites"] == ["verigrad.library.softmax.sums_to_one"]
+
+
 def test_axioms_lists_what_a_theorem_rests_on(tmp_path):
     r = cli("--axioms", "softmax.sums_to_one", cache=tmp_path)
     assert r.returncode == 0
@@ -77,4 +105,3 @@ def test_the_cache_key_covers_every_cited_file(tmp_path, monkeypatch):
     assert library.cache_key(infos["b.top"], by_module) != before
     (root / "a" / "base.py").write_text("x = 1\n")
     assert library.cache_key(infos["b.top"], by_module) == before
-    _ = textwrap

@@ -13,6 +13,7 @@ Exit code 0 only if every selected theorem is proved; 1 otherwise; 3 for bad inp
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -50,20 +51,23 @@ def run(args) -> int:
 def _run(args) -> int:
     from rich.console import Console
 
-    from .library import load_library, select
+    from .library import file_info, load_library, select
 
     if args.jobs is not None and args.jobs < 1:
         raise _usage(f"--jobs must be at least 1, not {args.jobs}")
     infos = load_library()
     if args.axioms:
         return _axioms(args, infos)
-    chosen = select(infos, args.patterns)
-    if not chosen:
-        raise _usage(f"no theorem matches {' '.join(args.patterns)!r} "
-                     f"(areas: {', '.join(sorted({i.area for i in infos}))})")
+    chosen = []
     for p in args.patterns:
-        if not select(infos, [p]):
-            raise _usage(f"no theorem matches {p!r}")
+        found = select(infos, [p])
+        if not found and p.endswith(".py") and os.path.isfile(p):
+            found = [file_info(p)]           # a theorem file outside the library
+        if not found:
+            raise _usage(f"no theorem matches {p!r} (areas: {', '.join(sorted({i.area for i in infos}))})")
+        chosen += [i for i in found if i not in chosen]
+    if not args.patterns:
+        chosen = infos
     err = Console(stderr=True)
     out = Console()
     t0 = time.perf_counter()
@@ -123,7 +127,7 @@ def _summary(out, records, wall):
     cached = sum(r.cached for r in records)
     axioms = sorted({a for r in records for a in r.axioms})
     out.print(f"{counts['proved']} proved, {counts['plausible']} plausible, {counts['failed']} failed "
-              f"({len(records)} theorems, {cached} from the cache) in {wall:.2f} s")
+              f"({len(records)} theorem{'s' if len(records) != 1 else ''}, {cached} from the cache) in {wall:.2f} s")
     if axioms:
         out.print(f"axioms used: {', '.join(axioms)}")
 

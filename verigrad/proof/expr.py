@@ -1305,10 +1305,6 @@ class Relational:
         return ("Rel", self.op, self.lhs.key, self.rhs.key)
 
 
-def Eq_(a, b):
-    return Relational(a, "==", b)
-
-
 class Bool(Expr):
     """The indicator ``[relation]`` (1 where it holds, 0 elsewhere)."""
     rank = 4

@@ -248,6 +248,9 @@ class Fact:
     def __mul__(self, other):
         return self._combine(other, "*")
 
+    __rmul__ = __mul__
+    __radd__ = __add__
+
     def __neg__(self):
         return self._combine(-1, "*")
 

@@ -232,19 +232,51 @@ def _safe(fn):
         return f"(does not compile: {e})"
 
 
+def file_info(path) -> TheoremInfo:
+    """A theorem file outside the library (``verigrad verify my_theorem.py``)."""
+    from .script import FILES
+    path = Path(path).resolve()
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    module = f"_verigrad_file_{path.stem}_{digest}"
+    FILES[module] = str(path)
+    try:
+        tree = ast.parse(path.read_text())
+        cites = sorted({c for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+                        and node.module.startswith(PACKAGE) for c in _resolve(node.module, node.names)})
+    except (OSError, SyntaxError):
+        cites = []
+    return TheoremInfo(path.stem, module, "file", str(path), cites)
+
+
+def _resolve(base, names):
+    for a in names:
+        for cand in (f"{base}.{a.name}", base):
+            if _file_of(cand) is not None:
+                yield cand
+                break
+
+
 def _info_for(name_or_path) -> TheoremInfo:
     infos = load_library()
     for info in infos:
         if name_or_path in (info.name, info.module) or (
                 os.path.exists(str(name_or_path)) and Path(name_or_path).resolve() == Path(info.file).resolve()):
             return info
+    if str(name_or_path).endswith(".py") and os.path.isfile(str(name_or_path)):
+        return file_info(name_or_path)
     raise KeyError(f"no theorem {name_or_path!r} in the library")
 
 
 def verify_theorem(name_or_path) -> TheoremRecord:
-    """Check one theorem in this process and return its record (with live kernel objects)."""
+    """Check one theorem (a library name, or the path of a theorem file anywhere) in this
+    process and return its record (with live kernel objects)."""
     from .script import run_proof
     info = _info_for(name_or_path)
+    return record_of(run_proof(info.module), info)
+
+
+def _verify_file(info: TheoremInfo) -> TheoremRecord:
+    from .script import run_proof
     return record_of(run_proof(info.module), info)
 
 
@@ -281,6 +313,7 @@ def cache_key(info: TheoremInfo, by_module: dict) -> str:
             stack.extend(other.cites)
     h = hashlib.sha256(_fingerprint().encode())
     h.update(info.module.encode())
+    h.update(Path(info.file).read_bytes() if info.area == "file" else b"")
     for m in sorted(seen):
         f = _file_of(m)
         h.update(m.encode())
@@ -345,9 +378,9 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     if on_start:
         on_start(len(todo))
     jobs = jobs or os.cpu_count() or 1
-    if todo and (jobs <= 1 or len(todo) == 1):
+    if todo and (jobs <= 1 or len(todo) == 1 or any(i.area == "file" for i in todo)):
         for info in todo:
-            rec = verify_theorem(info.module)
+            rec = verify_theorem(info.module) if info.area != "file" else _verify_file(info)
             _finish(out, keys, info, rec, on_result)
     elif todo:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None

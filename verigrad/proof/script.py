@@ -27,6 +27,8 @@ a theorem that is not proved, or a citation cycle, also leaves the citer here), 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -190,9 +192,29 @@ def run_proof(module: str) -> ProofResult:
     return res
 
 
+FILES: dict = {}     # module name -> path, for theorem files outside any package
+
+
+def _import(module: str):
+    path = FILES.get(module)
+    if path is None:
+        return importlib.import_module(module)
+    if module in sys.modules:
+        return sys.modules[module]
+    spec = importlib.util.spec_from_file_location(module, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[module] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[module]
+        raise
+    return mod
+
+
 def _run(module: str) -> ProofResult:
     try:
-        mod = importlib.import_module(module)
+        mod = _import(module)
     except Exception as e:
         return ProofResult(module, "", FAILED, reason=f"cannot import: {type(e).__name__}: {e}",
                            line=_line_of(e, None))
