@@ -71,6 +71,7 @@ def run(args) -> int:
         raise UsageError(f"{args.target} is not a jax.custom_vjp function (decorate it with @jax.custom_vjp)")
     if getattr(fn, "fwd", None) is None or getattr(fn, "bwd", None) is None:
         raise UsageError(f"{args.target} is a custom_vjp without rules: call {fn.__name__}.defvjp(fwd, bwd)")
+    nondiff = tuple(getattr(fn, "nondiff_argnums", ()) or ())
     try:
         params = positional_parameters(fn.fun)
         specs = [parse_option(s) for s in args.shape]
@@ -83,6 +84,10 @@ def run(args) -> int:
         if s.name != p:
             raise UsageError(f"--shape {s}: argument {k + 1} of {fn.__name__} is {p!r}, not {s.name!r} "
                              "(give one --shape per positional argument, in order)")
+    if nondiff:
+        names = ", ".join(params[i] for i in nondiff if i < len(params))
+        raise UsageError(f"{fn.__name__} has nondiff_argnums ({names}), which take Python values: certify it "
+                         f"from Python with verigrad.certify({fn.__name__}, shapes={{..., {names.split(',')[0]!r}: value}})")
     from .api import certify
     try:
         cert = _with_progress(lambda progress: certify(fn, {s.name: s for s in specs}, timeout=args.timeout,
