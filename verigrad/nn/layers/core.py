@@ -47,12 +47,14 @@ Shape = tuple        # of Dims
 @dataclass(frozen=True)
 class Init:
     """A named initializer: ``init(rng, shape) -> numpy array`` (float64), ``rng`` a
-    ``numpy.random.Generator``."""
+    ``numpy.random.Generator``; ``fn(rng, shape, *args)`` is a module-level function,
+    so two initializers with the same arguments compare equal."""
     name: str
     fn: Callable
+    args: tuple = ()
 
     def __call__(self, rng, shape):
-        return np.asarray(self.fn(rng, tuple(shape)), dtype=np.float64)
+        return np.asarray(self.fn(rng, tuple(shape), *self.args), dtype=np.float64)
 
     def __str__(self):
         return self.name
@@ -67,37 +69,49 @@ def _fans(shape):
     return receptive * shape[-2], receptive * shape[-1]
 
 
+def _full(rng, shape, value):
+    return np.full(shape, value)
+
+
+def _normal(rng, shape, std):
+    return std * rng.standard_normal(shape)
+
+
+def _glorot_uniform(rng, shape):
+    fan_in, fan_out = _fans(shape)
+    a = math.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-a, a, shape)
+
+
+def _he_normal(rng, shape):
+    fan_in, _ = _fans(shape)
+    return math.sqrt(2.0 / fan_in) * rng.standard_normal(shape)
+
+
 def zeros() -> Init:
-    return Init("zeros", lambda rng, shape: np.zeros(shape))
+    return Init("zeros", _full, (0.0,))
 
 
 def ones() -> Init:
-    return Init("ones", lambda rng, shape: np.ones(shape))
+    return Init("ones", _full, (1.0,))
 
 
 def constant(value: float) -> Init:
-    return Init(f"constant({value:g})", lambda rng, shape: np.full(shape, value))
+    return Init(f"constant({value:g})", _full, (float(value),))
 
 
 def normal(std: float) -> Init:
-    return Init(f"normal({std:g})", lambda rng, shape: std * rng.standard_normal(shape))
+    return Init(f"normal({std:g})", _normal, (float(std),))
 
 
 def glorot_uniform() -> Init:
     """U(-a, a) with a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio, 2010)."""
-    def fn(rng, shape):
-        fan_in, fan_out = _fans(shape)
-        a = math.sqrt(6.0 / (fan_in + fan_out))
-        return rng.uniform(-a, a, shape)
-    return Init("glorot_uniform", fn)
+    return Init("glorot_uniform", _glorot_uniform)
 
 
 def he_normal() -> Init:
     """N(0, 2 / fan_in): keeps the activation variance through ReLUs (He et al., 2015)."""
-    def fn(rng, shape):
-        fan_in, _ = _fans(shape)
-        return math.sqrt(2.0 / fan_in) * rng.standard_normal(shape)
-    return Init("he_normal", fn)
+    return Init("he_normal", _he_normal)
 
 
 # ---------------------------------------------------------------------------------
