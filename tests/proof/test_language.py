@@ -232,3 +232,66 @@ def prove(Eq):
     unjustified = src.replace("Eq << Eq[1].subs(Eq[0])", "Eq << Eq[1].this.lhs.become(2 * y + 1)")
     res = package({"t": unjustified})("t")
     assert res.status == "failed" and "cannot show" in res.reason
+
+
+def test_rewriting_at_a_path_with_a_cited_theorem(package):
+    user = HEADER + """
+from PKG import shift
+
+
+@apply
+def apply(y):
+    return Equality(softmax(y + 3) * 2, softmax(y) * 2)
+
+
+@prove
+def prove(Eq):
+    m = Symbol.m(domain=[2, oo], integer=True)
+    y = Symbol.y(shape=(m,), real=True)
+    Eq << apply(y)
+    Eq << Eq[0].this.lhs.args[1].apply(shift)
+"""
+    run = package({"shift": SHIFT, "user": user})
+    res = run("user")
+    assert res.status == "proved", res.reason
+    step = res.log[1]
+    assert step.rule == "apply" and str(step.statement) == "2*softmax(y) = 2*softmax(y)"
+
+
+def test_citing_a_theorem_with_a_hypothesis_is_capped_until_the_kernel_can_cut(package):
+    given = HEADER + """
+@apply
+def apply(given):
+    return Equality(given.lhs + 1, given.rhs + 1)
+
+
+@prove
+def prove(Eq):
+    x = Symbol.x(real=True)
+    y = Symbol.y(real=True)
+    Eq << apply(Equality(x, y))
+    Eq << Eq[-1].subs(Eq[0])
+"""
+    user = HEADER + """
+from PKG import plus_one
+
+
+@apply
+def apply(a):
+    return Equality(a * 2 + 1, a + a + 1)
+
+
+@prove
+def prove(Eq):
+    a = Symbol.a(real=True)
+    Eq << apply(a)
+    Eq << Equality(a * 2, a + a)
+    Eq << plus_one.apply(Eq[-1])
+"""
+    run = package({"plus_one": given, "user": user})
+    assert run("plus_one").status == "proved"
+    res = run("user")
+    cited = res.log[2]
+    assert cited.theorem is not None and cited.theorem.hyps
+    assert "cut rule" in cited.note and "Eq[1] proves" in cited.note
+    assert res.status == "plausible" and "cut rule" in res.reason

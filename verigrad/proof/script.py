@@ -443,9 +443,18 @@ def _unify(generic, caller, mapping, what):
                 _bind_size(mapping, gs, cs, what)
             if g.term is not c.term:
                 mapping[g.term] = c.term
-        elif isinstance(g, Statement) or isinstance(c, Fact):
-            raise ProofError(f"{what}: citing a theorem with a hypothesis needs a cut rule in the kernel "
-                             f"(requested in notes/kernel-requests/proof.md)")
+        elif isinstance(g, Statement):
+            st = c.statement if isinstance(c, Fact) else c
+            if not isinstance(st, Statement):
+                raise ProofError(f"{what}: the hypothesis {g} needs a fact or a statement, not {c!r}")
+            pattern = {id(n): n for side in g.sides for n in g.side(side).walk()
+                       if isinstance(n, TensorSymbol) and n.definition is None}
+            binds: dict = {}
+            for side in g.sides:
+                if side not in st.sides or not _match(g.side(side), st.side(side), pattern, binds):
+                    raise ProofError(f"{what}: {st} does not match the hypothesis {g}")
+            syms = [pattern[k] for k in binds]
+            _unify(syms, [binds[id(x)] for x in syms], mapping, what)
         elif g is not c and g != c:
             raise ProofError(f"{what}: the argument {c!r} does not match {g!r}")
     return mapping
@@ -472,7 +481,8 @@ def _instances(stmt: TheoremStatement, args, kw, what):
     ctx = current()
     if ctx is not None and stmt.module not in ctx.cites:
         ctx.cites.append(stmt.module)
-    sts = stmt.statements(*args, **kw)
+    givens = [a for a in args if isinstance(a, Fact)]
+    sts = stmt.statements(*[a.statement if isinstance(a, Fact) else a for a in args], **kw)
     facts = [Fact(st, f"cite {stmt.module}", kind="cited") for st in sts]
     if res.status != PROVED:
         note = f"cites {stmt.module}, which is {res.status}" + (f" ({res.reason})" if res.reason else "")
@@ -491,6 +501,15 @@ def _instances(stmt: TheoremStatement, args, kw, what):
         settle(f, K.fit(inst, L, R, what))
         if f.theorem is None:
             raise ProofError(f"{what}: the instance of the cited theorem is not {f}")
+        if f.theorem.hyps:
+            # The instance rests on the cited theorem's hypothesis, which the given fact
+            # states; removing it needs a cut rule the kernel does not have yet.
+            proved = [g.label for g in givens if g.theorem is not None and (g.theorem.lhs, g.theorem.rhs)
+                      in f.theorem.hyps and not g.theorem.hyps]
+            f.note = (f"rests on the hypothesis of {stmt.module}" + (f", which {', '.join(proved)} proves" if proved
+                      else "") + "; discharging it needs a cut rule in the kernel (notes/kernel-requests/proof.md)")
+            if ctx is not None:
+                ctx.capped.append(f.note)
     return facts, res
 
 
