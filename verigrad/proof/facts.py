@@ -24,8 +24,8 @@ import sys
 from verigrad.kernel import KernelError, Theorem, abstract, assume, index, refl, rewrite, symm
 
 from . import kernel_glue as K
-from .expr import (Equality, Expr, Indexed, IntSymbol, Lamda, ProofError, Statement, TensorSymbol, as_expr,
-                   replace, zeros)
+from .expr import Expr, Indexed, IntSymbol, Lamda, ProofError, TensorSymbol, as_expr, replace, zeros
+from .statements import Equality, Statement
 
 
 class Fact:

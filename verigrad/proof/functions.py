@@ -15,8 +15,10 @@ from typing import Callable, Optional
 
 from verigrad.kernel import terms as T
 
-from .expr import (SPARE_NAMES, Bool, Derivative, Expr, IntMixin, IntSymbol, Lamda, Number, ProofError, ReduceMax, Sum,
+from .expr import (SPARE_NAMES, Expr, IntMixin, IntSymbol, Lamda, Number, ProofError, ReduceMax, Sum,
                    TensorSymbol, _shape_str, as_expr, int_term, pi, sqrt)
+from .calculus import Derivative
+from .indicators import Bool
 
 _LETTERS = "ijklpqrstuvw"
 

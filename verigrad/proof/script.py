@@ -19,6 +19,8 @@ Inside its own proof, ``apply(...)`` pushes the definitions its statement uses a
 goals; anywhere else ``module.apply(...)`` *cites* the theorem: the kernel theorem of the
 cited proof is instantiated at the given arguments (``verigrad.kernel.instantiate``).
 
+Citations are in ``citation``, connecting goals to proved facts in ``closing``.
+
 Status: *proved* (every goal has a kernel theorem resting on no hypothesis but the
 theorem's own givens), *plausible* (the script ran but a goal was not reached; citing
 a theorem that is not proved, or a citation cycle, also leaves the citer here), or
@@ -33,13 +35,12 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from verigrad.kernel import KernelError, Theorem, instantiate, symm
+from verigrad.kernel import KernelError, Theorem
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import Poly, SizeSym
 
-from . import kernel_glue as K
-from .expr import Equality, Expr, IntSymbol, ProofError, SizeExpr, Statement, TensorSymbol, as_expr, as_size
-from .facts import Fact, ProofLog, definition_fact, given_fact, goal_fact, settle
+from .expr import Expr, ProofError, TensorSymbol
+from .facts import ProofLog, definition_fact, given_fact, goal_fact
+from .statements import Statement
 
 PROVED, PLAUSIBLE, FAILED = "proved", "plausible", "failed"
 
@@ -72,6 +73,7 @@ class TheoremStatement:
             ctx.generic_args, ctx.goal_statements = args, sts
             givens = [a for a in args if isinstance(a, Statement)]
             return ApplyResult(sts, givens)
+        from .citation import cite
         return cite(self, args, kw)
 
     def __repr__(self):
@@ -255,6 +257,7 @@ def _conclude(res: ProofResult, ctx: Context):
     log = ctx.log
     if not log.goals:
         raise ProofError("the proof never pushed its statement (Eq << apply(...))")
+    from .closing import close_goals
     close_goals(log)
     allowed = set()
     for g in log.givens:
@@ -282,76 +285,6 @@ def _conclude(res: ProofResult, ctx: Context):
         res.theorems = [g.theorem for g in log.goals if g.theorem is not None]
     else:
         res.status = PROVED
-
-
-# -- closing goals ------------------------------------------------------------------------------
-
-def _sources(goal: Fact) -> list:
-    """Every fact from which ``goal`` can be derived (through registered derivations)."""
-    seen, out, stack = {id(goal)}, [goal], [goal]
-    while stack:
-        f = stack.pop()
-        for sources, _ in f.derivations:
-            for s in sources:
-                if id(s) not in seen:
-                    seen.add(id(s))
-                    out.append(s)
-                    stack.append(s)
-    return out
-
-
-def _link(c: Fact, p: Fact) -> Theorem | None:
-    """``c``'s theorem from proved ``p`` when they share a side (kernel-identical)."""
-    Lc, Rc = c.pair
-    Lp, Rp = p.pair
-    try:
-        if Lc is Lp or Rc is Rp:
-            return K.chain(K.decide(Lc, Lp, "closing"), p.theorem, K.decide(Rp, Rc, "closing"))
-        if Lc is Rp or Rc is Lp:
-            return K.chain(K.decide(Lc, Rp, "closing"), symm(p.theorem), K.decide(Lp, Rc, "closing"))
-    except (ProofError, KernelError):
-        return None
-    return None
-
-
-def close_goals(log: ProofLog, limit: int = 40):
-    """Connect the goals to proved facts: a pending fact equivalent to a goal is proved
-    when a proved fact shares a side with it and the kernel decides the other sides
-    equal; the last entry is decided outright; or a goal follows from the last entry
-    by difference (``a - b`` and ``p - q`` with one normal form). All kernel rules."""
-    entries = log.entries
-    last = entries[-1] if entries else None
-    if last is not None and not last.proved and len(log) and log[-1] is last:
-        try:
-            L, R = last.pair
-            settle(last, K.decide(L, R, "the last step"))
-        except (ProofError, KernelError):
-            pass
-    proved = [f for f in reversed(entries) if f.proved][:limit]
-    for g in log.goals:
-        if g.proved:
-            continue
-        cands = [c for c in _sources(g) if not c.proved]
-        cands.sort(key=lambda f: -(f.index if f.index is not None else -1))
-        for c in cands:
-            for p in proved:
-                th = _link(c, p)
-                if th is not None:
-                    settle(c, th)
-                    break
-            if g.proved:
-                break
-        if g.proved or last is None or not last.proved or not isinstance(g.statement, Equality):
-            continue
-        for c in cands:
-            if c.proved or not isinstance(c.statement, Equality):
-                continue
-            try:
-                settle(c, K.by_difference(*c.pair, last.theorem, "closing"))
-            except (ProofError, KernelError):
-                continue
-            if g.proved:
-                break
 
 
 # -- complex symbols ---------------------------------------------------------------------------
@@ -416,170 +349,3 @@ def ring_only(th: Theorem) -> str:
                 return why
         stack.extend(x.parents)
     return ""
-
-
-# -- citations -------------------------------------------------------------------------------
-
-def _unify(generic, caller, mapping, what):
-    """Bind the cited theorem's symbols (sizes, tensor variables) to the caller's."""
-    for g, c in zip(generic, caller):
-        if isinstance(g, IntSymbol) and g.kind == "size":
-            _bind_size(mapping, Poly.sym(g.sym), as_size(c), what)
-    for g, c in zip(generic, caller):
-        if isinstance(g, IntSymbol) and g.kind == "size":
-            continue
-        if isinstance(g, IntSymbol):
-            p = as_expr(c).poly
-            if p is not Poly.sym(g.sym):
-                mapping[g.sym] = p       # the kernel checks p is inside the index's range
-            continue
-        if isinstance(g, TensorSymbol):
-            c = as_expr(c)
-            if g.definition is not None:
-                raise ProofError(f"{what}: the argument {g.name} is a definition")
-            if len(g.shape) != len(c.shape):
-                raise ProofError(f"{what}: {c} has rank {len(c.shape)}, {g.name} rank {len(g.shape)}")
-            for gs, cs in zip(g.shape, c.shape):
-                _bind_size(mapping, gs, cs, what)
-            if g.term is not c.term:
-                mapping[g.term] = c.term
-        elif isinstance(g, Statement):
-            st = c.statement if isinstance(c, Fact) else c
-            if not isinstance(st, Statement):
-                raise ProofError(f"{what}: the hypothesis {g} needs a fact or a statement, not {c!r}")
-            pattern = {id(n): n for side in g.sides for n in g.side(side).walk()
-                       if isinstance(n, TensorSymbol) and n.definition is None}
-            binds: dict = {}
-            for side in g.sides:
-                if side not in st.sides or not _match(g.side(side), st.side(side), pattern, binds):
-                    raise ProofError(f"{what}: {st} does not match the hypothesis {g}")
-            syms = [pattern[k] for k in binds]
-            _unify(syms, [binds[id(x)] for x in syms], mapping, what)
-        elif g is not c and g != c:
-            raise ProofError(f"{what}: the argument {c!r} does not match {g!r}")
-    return mapping
-
-
-def _bind_size(mapping, g, c, what):
-    syms = list(g.symbols())
-    if len(syms) == 1 and isinstance(syms[0], SizeSym) and g is Poly.sym(syms[0]):
-        s = syms[0]
-        if g is c and s not in mapping:
-            return
-        if s in mapping and mapping[s] is not c:
-            raise ProofError(f"{what}: size {s.name} would be both {mapping[s]} and {c}")
-        mapping[s] = c
-        return
-    if g.subst(mapping) is not c:
-        raise ProofError(f"{what}: size {g} does not match {c}")
-
-
-def _instances(stmt: TheoremStatement, args, kw, what):
-    """``(facts, result)``: the caller's statements, proved by instantiating the cited
-    theorem (or left pending, with the reason, when it is not proved)."""
-    res = run_proof(stmt.module)
-    ctx = current()
-    if ctx is not None and stmt.module not in ctx.cites:
-        ctx.cites.append(stmt.module)
-    givens = [a for a in args if isinstance(a, Fact)]
-    sts = stmt.statements(*[a.statement if isinstance(a, Fact) else a for a in args], **kw)
-    facts = [Fact(st, f"cite {stmt.module}", kind="cited") for st in sts]
-    if res.status != PROVED:
-        note = f"cites {stmt.module}, which is {res.status}" + (f" ({res.reason})" if res.reason else "")
-        for f in facts:
-            f.note = note
-        if ctx is not None and note not in ctx.capped:
-            ctx.capped.append(note)
-        return facts, res
-    if len(res.theorems) != len(sts):
-        raise ProofError(f"{what}: the cited theorem proves {len(res.theorems)} statements, "
-                         f"the call states {len(sts)}")
-    mapping = _unify(res.generic_args or (), args, {}, what)
-    for f, th in zip(facts, res.theorems):
-        inst = instantiate(th, mapping) if mapping else th
-        L, R = f.pair
-        settle(f, K.fit(inst, L, R, what))
-        if f.theorem is None:
-            raise ProofError(f"{what}: the instance of the cited theorem is not {f}")
-        if f.theorem.hyps:
-            # The instance rests on the cited theorem's hypothesis, which the given fact
-            # states; removing it needs a cut rule the kernel does not have yet.
-            proved = [g.label for g in givens if g.theorem is not None and (g.theorem.lhs, g.theorem.rhs)
-                      in f.theorem.hyps and not g.theorem.hyps]
-            f.note = (f"rests on the hypothesis of {stmt.module}" + (f", which {', '.join(proved)} proves" if proved
-                      else "") + "; discharging it needs a cut rule in the kernel (notes/kernel-requests/proof.md)")
-            if ctx is not None:
-                ctx.capped.append(f.note)
-    return facts, res
-
-
-def cite(stmt: TheoremStatement, args, kw):
-    facts, _ = _instances(stmt, args, kw, f"citing {stmt.module}")
-    return facts[0] if len(facts) == 1 else tuple(facts)
-
-
-def _match(p: Expr, e: Expr, pattern: dict, binds: dict) -> bool:
-    if id(p) in pattern:
-        prev = binds.get(id(p))
-        if prev is None:
-            if isinstance(p, TensorSymbol) and len(p.shape) != len(e.shape):
-                return False
-            binds[id(p)] = e
-            return True
-        return prev == e
-    if type(p) is not type(e) or len(p.args) != len(e.args):
-        return False
-    if not p.args:
-        return p == e
-    if getattr(p, "fn", None) is not getattr(e, "fn", None) or getattr(p, "exponent", None) != getattr(
-            e, "exponent", None):
-        return False
-    return all(_match(a, b, pattern, binds) for a, b in zip(p.args, e.args))
-
-
-def cite_at(stmt, node: Expr, args):
-    """Rewrite ``node`` with a cited theorem ``lhs = rhs``: the arguments are given or found
-    by matching ``node`` against the theorem's generic left side."""
-    if not isinstance(stmt, TheoremStatement):
-        stmt = getattr(stmt, "apply", stmt)
-    if not isinstance(stmt, TheoremStatement):
-        raise ProofError(f"apply: {stmt!r} is not a theorem")
-    what = f"applying {stmt.module}"
-    if not args:
-        res = run_proof(stmt.module)
-        if res.generic_args is None or not res.goal_statements:
-            raise ProofError(f"{what}: the cited theorem did not state its goal ({res.status}: {res.reason})")
-        generic = list(res.generic_args)
-        pattern = {id(g): g for g in generic if isinstance(g, (TensorSymbol, IntSymbol))}
-        binds: dict = {}
-        goal = res.goal_statements[0]
-        if not isinstance(goal, Equality) or not _match(goal.lhs, node, pattern, binds):
-            raise ProofError(f"{what}: {node} does not match {goal.lhs}")
-        size_binds = {}
-        for g in generic:
-            if isinstance(g, TensorSymbol) and id(g) in binds:
-                for gs, cs in zip(g.shape, binds[id(g)].shape):
-                    if len(gs.terms) == 1:
-                        size_binds[gs.skey] = cs
-        args = []
-        for g in generic:
-            if id(g) in binds:
-                args.append(binds[id(g)])
-            elif isinstance(g, IntSymbol) and g.kind == "size":
-                p = Poly.sym(g.sym)
-                if p.skey not in size_binds:
-                    raise ProofError(f"{what}: cannot tell the size {g.name} from {node}")
-                args.append(SizeExpr(size_binds[p.skey]))
-            else:
-                raise ProofError(f"{what}: cannot tell the argument {g} from {node}")
-    facts, _ = _instances(stmt, tuple(args), {}, what)
-    f = facts[0]
-    if f.theorem is None:
-        raise ProofError(f"{what}: {f.note}")
-    if not isinstance(f.statement, Equality):
-        raise ProofError(f"{what}: the cited statement is not an equation")
-    if f.statement.lhs != node:
-        th = K.decide(node.term, f.pair[0], what)
-        return f.statement.rhs, K.chain(th, f.theorem)
-    return f.statement.rhs, f.theorem
-

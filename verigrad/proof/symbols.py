@@ -18,7 +18,8 @@ import linecache
 import re
 import sys
 
-from .expr import Infinity, IntSymbol, Interval, ProofError, TensorSymbol, _OpenRange, as_expr, oo
+from .expr import Infinity, IntSymbol, ProofError, TensorSymbol, as_expr, oo
+from .statements import Interval, _OpenRange
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_\u0080-\uffff][\w\u0080-\uffff]*)\s*=\s*Symbol\s*\(")
 

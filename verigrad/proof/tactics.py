@@ -14,9 +14,11 @@ from verigrad.kernel import normal_form
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import IndexVar, Poly
 
-from .expr import (SPARE_NAMES, Add, BlockMatrix, Bool, Derivative, Expr, Identity, Indexed, IntSymbol, KroneckerDelta, Lamda,
-                   MatMul, Max, Min, Mul, Number, Pow, ProofError, Raw, Slice, Sum, Swap, TensorSymbol, Transpose,
-                   Vjp, ZeroMatrix, as_expr, index_names, replace, zeros)
+from .expr import (SPARE_NAMES, Add, Expr, Indexed, IntSymbol, Lamda, MatMul, Mul, Number, Pow, ProofError, Raw,
+                   Slice, Sum, TensorSymbol, Transpose, ZeroMatrix, as_expr, index_names, replace, zeros)
+from .calculus import Derivative, Vjp
+from .indicators import Bool, KroneckerDelta, Max, Min
+from .matrices import BlockMatrix, Identity, Swap
 from .functions import Call, fresh_symbol
 
 _ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
@@ -476,7 +478,7 @@ def t_become(node, ctx, new):
 
 def t_apply(node, ctx, theorem, *args):
     """Rewrite ``node`` with a cited theorem's equation ``lhs = rhs`` (instantiated)."""
-    from .script import cite_at
+    from .citation import cite_at
     return cite_at(theorem, node, args)
 
 
