@@ -72,6 +72,8 @@ _r("fubini", "sum_u sum_v f(u, v) = sum_v sum_u f(u, v); bound indices may be re
    "Finite sums commute; renaming a bound index does not change a sum (alpha-equivalence).")
 _r("sum_reindex", "sum_{c < q m} f(c) = sum_{u < q} sum_{v < m} f(u m + v)",
    "c = u m + v is a bijection of [0, q) x [0, m) onto [0, q m).")
+_r("sum_window", "sum_{b<N} [L <= b <= L+w-1] f(b) = sum_{t<w} [0 <= L+t < N] f(L+t)",
+   "b = L + t maps the window (cut to [0, N)) one-to-one onto t in [0, w) with L + t in range.")
 _r("index_split", "(forall c < q m. A[c] = B[c])  <->  (forall u < q, v < m. A[u m + v] = B[u m + v])",
    "The same bijection, for a free index of an equation.")
 _r("max_const", "max_{v<N} c = c  when c does not depend on v (N >= 1)",
@@ -98,8 +100,8 @@ _r("deriv_erf", "d erf(u) = 2 pi^(-1/2) exp(-u^2) du", "Definition of erf as an 
 _r("deriv_sum", "d sum_v f(v) = sum_v d f(v)", "Linearity of the derivative; ranges are constant.")
 _r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
    "Opaque functions are assumed differentiable; their partials are new symbols.")
-_r("indicator_off_kink", "[t >= 0] = [t > 0]  where t != 0",
-   "The two indicators differ only at t = 0, which the recorded side condition excludes.")
+_r("indicator_off_kink", "[t >= 0] = [t > 0] and [t < 0] = [t <= 0] = 1 - [t > 0]  where t != 0",
+   "The indicators differ only at t = 0, which the recorded side condition excludes.")
 _r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0",
    "An indicator is locally constant off its kink; at the kink the convention "
    "(e.g. relu'(0) = 0) is recorded as the side condition t != 0.")

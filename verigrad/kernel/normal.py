@@ -742,6 +742,8 @@ class Normalizer:
             return ONE
         if nonneg(-p - 1):
             return ZERO
+        if nonneg(-p):                      # p <= 0, so p >= 0 means p == 0
+            return self.delta(p)
         g = p.content()
         if g > 1:
             c = p.const_value()
@@ -761,11 +763,12 @@ class Normalizer:
             if c < 0:
                 rel = _REL_FLIP[rel]
             u = nf_mono(m)
-        if self.strict_kinks and rel in (">=", "<="):
-            # [u >= 0] = [u > 0] where u != 0 (recorded): indicators agree off their kink.
+        if self.strict_kinks and rel != ">":
+            # Off the kink u != 0 (recorded): [u >= 0] = [u > 0] and [u < 0] = [u <= 0] = 1 - [u > 0].
             self.use("indicator_off_kink")
             self.need("offkink", u)
-            rel = rel[0]
+            pos = nf_atom(RIndA(u, ">"))
+            return pos if rel == ">=" else self.sub(ONE, pos)
         return nf_atom(RIndA(u, rel))
 
     def exp(self, u) -> NF:
@@ -877,7 +880,8 @@ class Normalizer:
         # 3. Eliminate a binder against a Kronecker delta.
         for a, _ in m.factors:
             if isinstance(a, DeltaA) and a.ivars & bset:
-                for b in sorted(a.ivars & bset, key=lambda v: v.skey):
+                # A binder with a unit coefficient first: it needs no divisibility condition.
+                for b in sorted(a.ivars & bset, key=lambda v: (_solve_unit(a.p, v) is None, v.skey)):
                     sol = _solve(a.p, b)
                     if sol is None:
                         continue
@@ -889,7 +893,17 @@ class Normalizer:
                     if divisible is not None:
                         guard = self.mul(guard, self.delta(divisible))
                     return self.mul(out, self.sum([c for c in bs if c is not b], self.mul(body, guard)))
-        # 4. Pull out what does not depend on the binders; split independent blocks.
+        # 4. Re-index a binder confined by indicators to a window of constant width.
+        for b in bs:
+            window = _window(m, b)
+            if window is not None and (not b.size.is_const() or window[1] < b.size.const_value()):
+                lo, width = window
+                self.use("sum_window")
+                t = fresh_index(Poly.const(width))
+                body = self.subst_mono(m, {b: Poly.sym(t) + lo})
+                guard = self.mul(self.ind(Poly.sym(t) + lo), self.ind(b.size - 1 - Poly.sym(t) - lo))
+                return self.mul(out, self.sum([c for c in bs if c is not b] + [t], self.mul(body, guard)))
+        # 5. Pull out what does not depend on the binders; split independent blocks.
         inside, outside = [], {}
         for a, e in m.factors:
             if a.ivars & bset:
@@ -1112,6 +1126,23 @@ def _the_atom(u: NF) -> Atom:
     if one is None or one[1] != 1 or len(one[0].factors) != 1 or one[0].factors[0][1] != 1:
         raise KernelError(f"internal: a renaming gave the non-atom {u.skey}")
     return one[0].factors[0][0]
+
+
+def _window(m: Mono, b: IndexVar):
+    """``(lo, width)`` when indicators in ``m`` confine ``b`` to ``[lo, lo + width)`` for a
+    constant width, else None."""
+    lows, highs = [], []
+    for a, _ in m.factors:
+        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
+        if split and split[0].is_const() and split[0].const_value() in (1, -1) and b not in split[1].symbols():
+            (lows if split[0].const_value() == 1 else highs).append(-split[1] if split[0].const_value() == 1
+                                                                      else split[1])
+    for lo in lows:
+        for hi in highs:
+            w = hi - lo
+            if w.is_const() and w.const_value() >= 0:
+                return lo, w.const_value() + 1
+    return None
 
 
 def _lcm(xs) -> int:
