@@ -45,6 +45,7 @@ class VjpCertificate(Certificate):
     forward: list = field(default_factory=list)
     assumptions: list = field(default_factory=list)
     validation: str = ""
+    timings: dict = field(default_factory=dict)   # seconds per stage: import, validation, claims
 
     def claims(self) -> list:
         return list(self.forward) + list(self.wrt.values())
@@ -127,8 +128,10 @@ def _deadline(at: float | None):
 
 def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
     deadline = t0 + timeout if timeout else None
+    t_import = time.perf_counter()
     _step(progress, "checking the import against JAX")
     problem = validate(ob)
+    t_valid = time.perf_counter()
     claims = [(f"forward output {k}", f"fwd(x)[{k}] = {ob.name}(x)[{k}]", fo.term(), p.term())
               for k, (fo, p) in enumerate(zip(ob.fwd_out or [], ob.primal))]
     claims += [(a, f"bwd(x, dy)[{a}] = J^T dy", ob.got(a), ob.expected(a)) for a in ob.diff]
@@ -158,7 +161,8 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
         evidence=evidence, seconds=time.perf_counter() - t0, detail=detail,
         sizes={s.name: ",".join(s.dims) for s, _ in ob.args},
         forward=forward, assumptions=list(ob.assumptions),
-        validation="FAILED: " + problem if problem else "agrees with JAX at two random size assignments")
+        validation="FAILED: " + problem if problem else "agrees with JAX at two random size assignments",
+        timings={"import": t_import - t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
 
 
 def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from verigrad.frontends.jaxpr import (ArgSpec, Importer, JaxprImportError, Tensor, argument_tensor, kind_of,
-                                      shape_polys, symbolic_structs, trace)
+from verigrad.frontends.jaxpr import (ArgSpec, Importer, JaxprImportError, Tensor, argument_tensor, import_session,
+                                      kind_of, shape_polys, symbolic_structs, trace)
 from verigrad.kernel import Lamda, Num, Term, Var, vjp_statement
 from verigrad.kernel.sizes import fresh_index
 from .inputs import Domain
@@ -105,6 +105,11 @@ def _flatten(tree):
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None):
     """Trace and import. ``fwd_fn(*args) -> (out, res)`` (or None), ``bwd_fn(args, res, ct)``
     returns the cotangent of each argument not in ``nondiff`` (``None`` allowed)."""
+    with import_session():
+        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics)
+
+
+def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics):
     import jax
     statics = dict(statics or {})
     missing = [p for p in param_names if p not in specs and p not in statics]

@@ -25,6 +25,37 @@ import numpy as np
 from verigrad.kernel import Index, KernelError, Lamda, Term, Var
 from verigrad.kernel.sizes import ONE, ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv, fresh_index
 
+# -- bound index names ------------------------------------------------------------------
+#
+# Every index the importer makes is bound (by a Sum, a Lamda or a max), so names need only
+# be distinct within one import. Numbering them per import session (``j3``, tag 't', a
+# spelling the kernel's own ``fresh_index`` never uses) makes importing the same function
+# twice give the same hash-consed terms, instead of an ever-growing supply of new ones.
+
+_session = {"count": None}
+
+
+class import_session:
+    """``with import_session():`` numbers bound indices from 0 (sessions do not nest)."""
+
+    def __enter__(self):
+        self.outer = _session["count"]
+        if self.outer is None:
+            _session["count"] = 0
+        return self
+
+    def __exit__(self, *exc):
+        _session["count"] = self.outer
+
+
+def bound_index(size, hint: str = "j") -> IndexVar:
+    n = _session["count"]
+    if n is None:
+        return fresh_index(size, hint)
+    _session["count"] = n + 1
+    return IndexVar(f"{hint}{n}", as_poly(size), "t")
+
+
 
 class JaxprImportError(Exception):
     """A function the importer cannot translate; the message names the primitive or the
@@ -109,7 +140,7 @@ class Tensor:
                 self._term = self.at(())
             else:
                 try:
-                    idx = [fresh_index(s, h) for s, h in zip(self.shape, "ijklmpqr" * 4)]
+                    idx = [bound_index(s, h) for s, h in zip(self.shape, "ijklmpqr" * 4)]
                 except KernelError as e:
                     raise JaxprImportError(f"a value of shape ({', '.join(map(str, self.shape))})"
                                            + (f" from {self.where}" if self.where else "")
@@ -291,7 +322,7 @@ class Importer:
             self.assumptions.append(f"every entry of {var.name} lies in [0, {k!r}) "
                                     f"(its one-hot rows sum to 1)")
             self.int_ranges.setdefault(var, []).append(k)  # sampled in [0, min k)
-        q = fresh_index(k, "q")
+        q = bound_index(k, "q")
         last = sub(number(1), Sum(q, mul(IntCond(Poly.sym(q), "<", k - 1), M[idx + (Poly.sym(q),)])))
         return add(mul(IntCond(Poly.sym(j), "<", k - 1), M[idx + (Poly.sym(j),)]),
                    mul(Delta(Poly.sym(j), k - 1), last))
@@ -409,5 +440,8 @@ def import_function(fn, specs) -> Imported:
     importer = Importer()
     variables = [Var(s.name, shape_polys(st.shape)) for s, st in zip(specs, structs)]
     args = [argument_tensor(s, v, importer) for s, v in zip(specs, variables)]
-    outputs = importer.run(closed, args)
+    with import_session():
+        outputs = importer.run(closed, args)
+        for o in outputs:
+            o.term()
     return Imported(importer, list(specs), variables, outputs, structs, jax.tree_util.tree_structure(out_shape))

@@ -18,10 +18,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 from verigrad.kernel import Index, IntCond, Num, ReduceMax, RealCond, Sum, Var
-from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, fresh_index, nonneg
+from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg
 
 from . import jaxpr_scalar as S
-from .jaxpr import JaxprImportError, Tensor, dim_poly, kind_of, scalar_const
+from .jaxpr import JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const
 
 RULES: dict = {}
 
@@ -50,7 +50,7 @@ def _bidx(t: Tensor, shape, idx):
 
 
 def _fresh(size, hint="j"):
-    v = fresh_index(as_poly(size), hint)
+    v = bound_index(as_poly(size), hint)
     return v, Poly.sym(v)
 
 
