@@ -41,6 +41,9 @@ class ProofError(Exception):
     """A proof step or a statement is ill-formed or was rejected by the kernel."""
 
 
+_compiled: dict = {}        # node key -> kernel term
+
+
 # -- the base class ----------------------------------------------------------------------
 
 class Expr:
@@ -121,11 +124,17 @@ class Expr:
     # -- compilation ----------------------------------------------------------------------
     @property
     def term(self) -> T.Term:
+        """The kernel term this node means. Structurally equal nodes (equal ``key``, which
+        covers everything compiling reads) compile to the same term, so it is shared."""
         if self._term is None:
-            try:
-                self._term = self._compile()
-            except KernelError as e:
-                raise ProofError(f"{self}: {e}") from None
+            key = self.key
+            t = _compiled.get(key)
+            if t is None:
+                try:
+                    t = _compiled[key] = self._compile()
+                except KernelError as e:
+                    raise ProofError(f"{self}: {e}") from None
+            self._term = t
         return self._term
 
     def _compile(self) -> T.Term:
