@@ -136,7 +136,7 @@ def _print_steps(out, r):
     from rich.markup import escape
     out.print(f"[bold]{r.name}[/bold]  [{_STYLE[r.status]}]{r.status}[/]  {escape(r.file)}")
     if r.doc:
-        out.print(f"  {escape(r.doc.splitlines()[0])}")
+        out.print(f"  {escape(' '.join(r.doc.split(chr(10) + chr(10))[0].split()))}")
     for s in r.steps:
         mark = "[green]proved[/]" if s.status == "proved" else "[yellow]pending[/]"
         where = f"line {s.line}" if s.line else ""

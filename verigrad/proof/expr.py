@@ -917,7 +917,9 @@ class MatMul(Expr):
         return t
 
     def _text(self):
-        return " @ ".join(a._paren(21) for a in self.args), 20
+        # below * and / : Python reads ``a * b @ c`` as ``(a * b) @ c``, so a product inside
+        # a product of another kind is parenthesized
+        return " @ ".join(a._paren(21) for a in self.args), 19
 
 
 class Transpose(Expr):
