@@ -368,9 +368,20 @@ def _mods_as_indices(p: Poly) -> Poly:
     return p
 
 
+_nonneg_cache: dict = {}
+
+
 def nonneg(p) -> bool:
-    """Proves ``p >= 0`` for all values of its symbols in their ranges (else False)."""
+    """Proves ``p >= 0`` for all values of its symbols in their ranges (else False).
+    Memoized: the answer depends only on the interned polynomial."""
     p = as_poly(p)
+    hit = _nonneg_cache.get(p)
+    if hit is None:
+        hit = _nonneg_cache[p] = _nonneg(p)
+    return hit
+
+
+def _nonneg(p: Poly) -> bool:
     if p.is_const():
         return p.const_value() >= 0
     if p.index_atoms():

@@ -30,7 +30,7 @@ class Term:
     """Base class of all terms. Subclasses set ``shape``, ``skey``, ``free_idx`` (free
     index variables) and ``atoms`` (variables and function symbols occurring)."""
 
-    __slots__ = ("_args", "shape", "skey", "free_idx", "atoms", "sizes", "__weakref__", "__dict__")
+    __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "__weakref__", "__dict__")
 
     def __new__(cls, *args, **kw):
         args = cls._canon(*args, **kw)
@@ -52,7 +52,14 @@ class Term:
         return args
 
     def _set(self, shape, skey, free_idx, atoms):
-        self.shape, self.skey, self.free_idx, self.atoms = tuple(shape), skey, frozenset(free_idx), frozenset(atoms)
+        self.shape, self._skey, self.free_idx, self.atoms = tuple(shape), skey, frozenset(free_idx), frozenset(atoms)
+
+    @property
+    def skey(self) -> str:
+        """A total-order key (built on demand: for a shared term it can be long)."""
+        if not isinstance(self._skey, str):
+            self._skey = self._skey()
+        return self._skey
 
     def __reduce__(self):
         return (type(self), self._args)
@@ -162,8 +169,8 @@ class Var(Term):
 
     def _build(self, name, shape, facts):
         self.name, self.facts = name, frozenset(facts)
-        sk = f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else "")
-        self._set(shape, sk, (), (self,))
+        self._set(shape, lambda: f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else ""),
+                  (), (self,))
 
 
 class Num(Term):
@@ -179,7 +186,7 @@ class Num(Term):
 
     def _build(self, value):
         self.value = value
-        self._set((), f"N:{value}", (), ())
+        self._set((), lambda: f"N:{value}", (), ())
 
 
 class Const(Term):
@@ -193,7 +200,7 @@ class Const(Term):
 
     def _build(self, name):
         self.name = name
-        self._set((), f"C:{name}", (), ())
+        self._set((), lambda: f"C:{name}", (), ())
 
 
 class IntVal(Term):
@@ -205,7 +212,7 @@ class IntVal(Term):
 
     def _build(self, p):
         self.poly = p
-        self._set((), f"I:{p.skey}", p.index_vars(), ())
+        self._set((), lambda: f"I:{p.skey}", p.index_vars(), ())
 
 
 # -- structure ---------------------------------------------------------------------------
@@ -227,7 +234,7 @@ class Index(Term):
 
     def _build(self, base, idx, total):
         self.base, self.idx, self.total = base, idx, total
-        sk = f"X{'t' if total else ''}({base.skey})[{','.join(e.skey for e in idx)}]"
+        sk = lambda: f"X{'t' if total else ''}({base.skey})[{','.join(e.skey for e in idx)}]"  # noqa: E731
         free = set(base.free_idx)
         for e in idx:
             free |= e.index_vars()
@@ -251,7 +258,7 @@ class Lamda(Term):
 
     def _build(self, idxs, body):
         self.idxs, self.body = idxs, body
-        sk = f"L[{','.join(v.skey for v in idxs)}]({body.skey})"
+        sk = lambda: f"L[{','.join(v.skey for v in idxs)}]({body.skey})"  # noqa: E731
         self._set(tuple(v.size for v in idxs) + body.shape, sk, body.free_idx - set(idxs), body.atoms)
 
 
@@ -277,7 +284,7 @@ class Add(Term):
     def _build(self, args):
         self.terms = args
         shape = _broadcast(args, "sum")
-        self._set(shape, "A(" + ",".join(a.skey for a in args) + ")",
+        self._set(shape, lambda: "A(" + ",".join(a.skey for a in args) + ")",
                   _union(a.free_idx for a in args), _union(a.atoms for a in args))
 
 
@@ -294,7 +301,7 @@ class Mul(Term):
     def _build(self, args):
         self.terms = args
         shape = _broadcast(args, "product")
-        self._set(shape, "M(" + ",".join(a.skey for a in args) + ")",
+        self._set(shape, lambda: "M(" + ",".join(a.skey for a in args) + ")",
                   _union(a.free_idx for a in args), _union(a.atoms for a in args))
 
 
@@ -313,7 +320,7 @@ class Pow(Term):
 
     def _build(self, base, exponent):
         self.base, self.exponent = base, exponent
-        self._set(base.shape, f"P({base.skey})^{exponent}", base.free_idx, base.atoms)
+        self._set(base.shape, lambda: f"P({base.skey})^{exponent}", base.free_idx, base.atoms)
 
 
 class _Symbol:
@@ -372,7 +379,7 @@ class Func(Term):
         shape = _broadcast(args, f"arguments of {self.fname}")
         atoms = _union(a.atoms for a in args) | ({fn} if isinstance(fn, ScalarFn) else set())
         key = fn if isinstance(fn, str) else fn.skey
-        self._set(shape, f"F{key}(" + ",".join(a.skey for a in args) + ")", _union(a.free_idx for a in args), atoms)
+        self._set(shape, lambda: f"F{key}(" + ",".join(a.skey for a in args) + ")", _union(a.free_idx for a in args), atoms)
 
 
 class Sum(Term):
@@ -386,7 +393,7 @@ class Sum(Term):
 
     def _build(self, idx, body):
         self.idx, self.body = idx, body
-        self._set(body.shape, f"S[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+        self._set(body.shape, lambda: f"S[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
 
 
 class ReduceMax(Term):
@@ -408,7 +415,7 @@ class ReduceMax(Term):
 
     def _build(self, idx, body, kind):
         self.idx, self.body, self.kind = idx, body, kind
-        self._set((), f"R{kind}[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+        self._set((), lambda: f"R{kind}[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
 
 
 class Delta(Term):
@@ -420,7 +427,7 @@ class Delta(Term):
 
     def _build(self, a, b):
         self.a, self.b = a, b
-        self._set((), f"D({a.skey},{b.skey})", a.index_vars() | b.index_vars(), ())
+        self._set((), lambda: f"D({a.skey},{b.skey})", a.index_vars() | b.index_vars(), ())
 
 
 _INT_RELS = ("<", "<=", ">", ">=")
@@ -437,7 +444,7 @@ class IntCond(Term):
 
     def _build(self, a, rel, b):
         self.a, self.rel, self.b = a, rel, b
-        self._set((), f"C({a.skey}{rel}{b.skey})", a.index_vars() | b.index_vars(), ())
+        self._set((), lambda: f"C({a.skey}{rel}{b.skey})", a.index_vars() | b.index_vars(), ())
 
 
 class RealCond(Term):
@@ -452,7 +459,7 @@ class RealCond(Term):
 
     def _build(self, t, rel):
         self.t, self.rel = t, rel
-        self._set(t.shape, f"Q({t.skey}{rel}0)", t.free_idx, t.atoms)
+        self._set(t.shape, lambda: f"Q({t.skey}{rel}0)", t.free_idx, t.atoms)
 
 
 class TensorFn(_Symbol):
@@ -490,7 +497,7 @@ class Apply(Term):
 
     def _build(self, fn, args):
         self.fn, self.operands = fn, args
-        self._set(fn.out_shape, f"Ap{fn.skey}(" + ",".join(a.skey for a in args) + ")",
+        self._set(fn.out_shape, lambda: f"Ap{fn.skey}(" + ",".join(a.skey for a in args) + ")",
                   _union(a.free_idx for a in args), _union(a.atoms for a in args) | {fn})
 
 
@@ -517,7 +524,7 @@ class Deriv(Term):
         free = set(body.free_idx)
         for e in idx:
             free |= e.index_vars()
-        self._set((), f"d({body.skey})/d{var.skey}[{','.join(e.skey for e in idx)}]", free, body.atoms | {var})
+        self._set((), lambda: f"d({body.skey})/d{var.skey}[{','.join(e.skey for e in idx)}]", free, body.atoms | {var})
 
 
 class Named(Term):
@@ -532,7 +539,7 @@ class Named(Term):
 
     def _build(self, name, body):
         self.name, self.body = name, body
-        self._set(body.shape, f"Nm:{name}({body.skey})", body.free_idx, body.atoms)
+        self._set(body.shape, lambda: f"Nm:{name}({body.skey})", body.free_idx, body.atoms)
 
 
 class Vjp(Term):
@@ -551,7 +558,7 @@ class Vjp(Term):
 
     def _build(self, fn, argno, args, cot):
         self.fn, self.argno, self.operands, self.cot = fn, argno, args, cot
-        self._set(fn.arg_shapes[argno], f"Vjp{argno}{fn.skey}(" + ",".join(a.skey for a in args) + f";{cot.skey})",
+        self._set(fn.arg_shapes[argno], lambda: f"Vjp{argno}{fn.skey}(" + ",".join(a.skey for a in args) + f";{cot.skey})",
                   _union(a.free_idx for a in args + (cot,)), _union(a.atoms for a in args + (cot,)) | {fn})
 
 
@@ -572,7 +579,7 @@ class At(Term):
 
     def _build(self, body, params, values):
         self.body, self.params, self.values = body, params, values
-        self._set(body.shape, f"At({body.skey}|" + ",".join(f"{p.skey}={v.skey}" for p, v in zip(params, values))
+        self._set(body.shape, lambda: f"At({body.skey}|" + ",".join(f"{p.skey}={v.skey}" for p, v in zip(params, values))
                   + ")", body.free_idx | _union(v.free_idx for v in values),
                   (body.atoms - set(params)) | _union(v.atoms for v in values))
 
