@@ -118,3 +118,16 @@ def test_ill_formed_expressions_say_what_is_wrong():
         Symbol.t(integer=True, domain=[1, n])
     with pytest.raises(ProofError, match="a size is at least 1"):
         Symbol.m(integer=True, domain=[0, oo])
+
+
+def test_slices_and_columns():
+    r = Symbol.r(domain=[4, oo], integer=True)
+    c = Symbol.c(domain=[3, oo], integer=True)
+    X = Symbol.X(shape=(r, c), real=True)
+    xv = rng.standard_normal((5, 3))
+    sizes = {r.sym: 5, c.sym: 3}
+    assert np.allclose(evaluate(X[:, 1].term, sizes, {X.term: xv}), xv[:, 1])
+    assert np.allclose(evaluate(X[1:3].term, sizes, {X.term: xv}), xv[1:3])
+    assert np.allclose(evaluate(X.T[2].term, sizes, {X.term: xv}), xv[:, 2])
+    with pytest.raises(ProofError, match="not provably inside"):
+        X[:, 3].term            # c may be 3
