@@ -280,7 +280,7 @@ def _expand(e: Expr) -> Expr:
     return e
 
 
-def t_expand(node, ctx, free_symbol=None, deep=True):
+def t_expand(node, ctx, free_symbol=None):
     if isinstance(node, MatMul) and (free_symbol is not None or all(len(a.shape) <= 1 for a in node.args[:1])):
         return _product_as_sum(node, ctx, _free_name(free_symbol))
     return _expand(node)
