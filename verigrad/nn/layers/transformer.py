@@ -144,7 +144,7 @@ def patch_embed(x, patch: int, width) -> Layer:
 
     def backward(params, x, dy):
         b, n, d = dy.shape
-        dt = lax.slice(dy, (0, 1, 0), (b, n, d)).reshape(b, ah.out, aw.out, d)
+        dt = lax.slice(dy, (0, 1, 0), (b, n, d)).reshape(b, x.shape[1] // patch, x.shape[2] // patch, d)
         grads = {"W": conv_kernel_vjp(x, dt, ah, aw), "b": sum_leading(dt, 1),
                  "cls": sum_leading(lax.slice(dy, (0, 0, 0), (b, 1, d)), 1), "pos": jnp.sum(dy, axis=0)}
         return conv_input_vjp(dt, params["W"], ah, aw), grads

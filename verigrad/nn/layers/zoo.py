@@ -41,8 +41,10 @@ class Entry:
     def at(self, **sizes) -> Layer:
         return self.build(**sizes)
 
-    def symbolic(self) -> Layer:
-        dims = jax.export.symbolic_shape(", ".join(self.symbols))
+    def symbolic(self, scope=None) -> Layer:
+        """The layer at symbolic sizes (in ``scope``, a ``jax.export.SymbolicScope``, if
+        given: a tracer must use the same scope as the layer's closures)."""
+        dims = jax.export.symbolic_shape(", ".join(self.symbols), scope=scope)
         return self.build(**dict(zip(self.symbols, dims)))
 
     def control(self, **sizes) -> Layer:
