@@ -41,7 +41,7 @@ def agrees_with_jax(fn, specs, sizes=(2, 3)):
         values = domain.sample(set(imp.variables), sz, np.random.default_rng(value))
         args = [domain.jax_value(v, values[v]) for v in imp.variables]
         with jax.enable_x64(True):
-            want = jax.tree_util.tree_leaves(fn(*args))
+            want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
         assert len(want) == len(terms)
         for t, w in zip(terms, want):
             got = np.asarray(evaluate(t, sz, values))
