@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import statistics
 import sys
 import time
 from pathlib import Path

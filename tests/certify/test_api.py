@@ -10,7 +10,6 @@ import pytest
 
 import verigrad
 from verigrad.certify import api
-from verigrad.certify.obligations import BadInput
 from verigrad.frontends import jaxpr_rules
 
 

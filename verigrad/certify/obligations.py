@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from verigrad.frontends.jaxpr import (ArgSpec, Importer, JaxprImportError, Tensor, argument_tensor, import_session,
+from verigrad.frontends.jaxpr import (Importer, JaxprImportError, Tensor, argument_tensor, import_session,
                                       kind_of, shape_polys, symbolic_structs, trace)
 from verigrad.kernel import Lamda, Num, Term, Var, vjp_statement
 from verigrad.kernel.sizes import fresh_index
@@ -102,14 +102,18 @@ def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: x is None)
 
 
-def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None):
+def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
+          structs=None):
     """Trace and import. ``fwd_fn(*args) -> (out, res)`` (or None), ``bwd_fn(args, res, ct)``
-    returns the cotangent of each argument not in ``nondiff`` (``None`` allowed)."""
+    returns the cotangent of each argument not in ``nondiff`` (``None`` allowed).
+    ``structs`` (optional, one ``jax.ShapeDtypeStruct`` per traced argument) are used
+    instead of parsing the specs' dimensions: a function built at symbolic sizes must be
+    traced in the symbolic scope it was built in."""
     with import_session():
-        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics)
+        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs)
 
 
-def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics):
+def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, given_structs=None):
     import jax
     statics = dict(statics or {})
     missing = [p for p in param_names if p not in specs and p not in statics]
@@ -124,7 +128,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
             raise BadInput(f"argument {k} is given a value, not a shape: only nondiff_argnums may be static")
     traced = [p for p in param_names if p in specs]
     arg_specs = [specs[p] for p in traced]
-    structs = symbolic_structs(arg_specs)
+    structs = list(given_structs) if given_structs is not None else symbolic_structs(arg_specs)
 
     def full(arrays):
         it = iter(arrays)
@@ -230,5 +234,3 @@ def from_pair(forward, backward, specs: dict, name=None) -> Obligations:
         return backward(*args, ct)
     return build(name, forward, None, bwd, params, specs)
 
-
-_ = ArgSpec

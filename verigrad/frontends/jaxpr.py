@@ -16,14 +16,12 @@ validation (``verigrad.certify.validate``) catches by running the JAX function i
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
 from verigrad.kernel import Index, KernelError, Lamda, Term, Var
-from verigrad.kernel.sizes import ONE, ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv, fresh_index
+from verigrad.kernel.sizes import ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv, fresh_index
 
 # -- bound index names ------------------------------------------------------------------
 #
@@ -56,10 +54,13 @@ def bound_index(size, hint: str = "j") -> IndexVar:
     return IndexVar(f"{hint}{n}", as_poly(size), "t")
 
 
-
 class JaxprImportError(Exception):
     """A function the importer cannot translate; the message names the primitive or the
-    dimension and the source line."""
+    dimension and the source line (``located`` once it does)."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
 
 
 # -- sizes --------------------------------------------------------------------------
@@ -97,10 +98,6 @@ def shape_polys(shape) -> tuple:
     return tuple(dim_poly(d) for d in shape)
 
 
-def poly_str(p: Poly) -> str:
-    return repr(p)
-
-
 # -- tensors --------------------------------------------------------------------------
 
 class Tensor:
@@ -128,8 +125,10 @@ class Tensor:
                                        + (f" from {self.where}" if self.where else ""))
             try:
                 hit = self._entry(idx)
-            except KernelError as e:
-                raise JaxprImportError(f"{e}" + (f" (at {self.where})" if self.where else "")) from None
+            except (KernelError, JaxprImportError) as e:
+                if getattr(e, "located", False):
+                    raise
+                raise JaxprImportError(f"{self.where}: {e}" if self.where else str(e), bool(self.where)) from None
             self._memo[idx] = hit
         return hit
 
@@ -267,15 +266,16 @@ class Importer:
             rule = RULES.get(name)
             where = where_of(eqn)
             if rule is None:
-                raise JaxprImportError(f"unsupported primitive '{name}' at {where}")
+                raise JaxprImportError(f"unsupported primitive '{name}' at {where}", located=True)
             ins = [read(v) for v in eqn.invars]
             try:
                 outs = rule(self, eqn, *ins)
             except KernelError as e:
-                raise JaxprImportError(f"{name} at {where}: {e}") from None
+                raise JaxprImportError(f"{name} at {where}: {e}", located=True) from None
             except JaxprImportError as e:
-                msg = str(e)
-                raise JaxprImportError(msg if " at " in msg else f"{name} at {where}: {msg}") from None
+                if e.located:
+                    raise
+                raise JaxprImportError(f"{name} at {where}: {e}", located=True) from None
             if isinstance(outs, Tensor):
                 outs = [outs]
             for v, t in zip(eqn.outvars, outs):
@@ -315,9 +315,8 @@ class Importer:
         key = (var, k)
         M = self.onehot_vars.get(key)
         if M is None:
-            name = f"{var.name}_onehot" if not any(m.name == f"{var.name}_onehot" for m in self.onehot_vars.values()) \
-                else f"{var.name}_onehot{len(self.onehot_vars)}"
-            M = Var(name, var.shape + (k,))
+            taken = sum(v is var for v, _ in self.onehot_vars)
+            M = Var(f"{var.name}_onehot" + (str(taken) if taken else ""), var.shape + (k,))
             self.onehot_vars[key] = M
             self.assumptions.append(f"every entry of {var.name} lies in [0, {k!r}) "
                                     f"(its one-hot rows sum to 1)")
@@ -379,26 +378,13 @@ def trace(fn, structs, *, where: str = "the function"):
             raise
         except Exception as e:  # noqa: BLE001 - a user function failing to trace is bad input
             msg = str(e).strip().splitlines()
+            hint = ""
+            if "_DimExpr" in str(e) or "symbolic dimension" in str(e):
+                hint = (" (a size is symbolic here: NumPy cannot make arrays of it; use jnp, and return "
+                        "None as the cotangent of an integer argument)")
             raise JaxprImportError(f"tracing {where} at symbolic sizes failed: "
-                                   f"{type(e).__name__}: {msg[0] if msg else ''}") from None
+                                   f"{type(e).__name__}: {msg[0] if msg else ''}{hint}") from None
     return closed, out_shape
-
-
-def argument_names(fn, count: int) -> list:
-    """Names of the first ``count`` positional parameters of ``fn`` (x0, x1, ... for *args)."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            break
-    while len(names) < count:
-        names.append(f"x{len(names)}")
-    return names[:count]
 
 
 def argument_tensor(spec: ArgSpec, var: Var, importer: Importer) -> Tensor:
@@ -413,11 +399,9 @@ def argument_tensor(spec: ArgSpec, var: Var, importer: Importer) -> Tensor:
         return Tensor.of(var, "int")
     if kind == "bool":
         from verigrad.kernel import RealCond
-        return Tensor(var.shape, lambda idx: RealCond(var[idx] if idx else var, ">"), "bool")
+        real = Tensor.of(var)
+        return Tensor(var.shape, lambda idx: RealCond(real.at(idx), ">"), "bool")
     raise JaxprImportError(f"argument {spec.name}: dtype {spec.dtype} is not supported")
-
-
-_ = (ONE, Fraction)
 
 
 @dataclass

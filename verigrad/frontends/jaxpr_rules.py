@@ -583,7 +583,6 @@ def _gather(ctx, eqn, x, indices):
     dn = eqn.params["dimension_numbers"]
     if dn.operand_batching_dims or dn.start_indices_batching_dims:
         raise JaxprImportError("gather with batching dimensions is not supported")
-    slice_sizes = [dim_poly(s) for s in eqn.params["slice_sizes"]]
     offset_dims, collapsed, start_map = dn.offset_dims, set(dn.collapsed_slice_dims), dn.start_index_map
     batch_dims = [d for d in range(len(shape)) if d not in offset_dims]
     window_operand_dims = [d for d in range(len(x.shape)) if d not in collapsed]
@@ -601,7 +600,6 @@ def _gather(ctx, eqn, x, indices):
         for od, d in zip(window_operand_dims, offset_dims):
             pos[od] = pos[od] + idx[d]
         return x.at(tuple(pos))
-    _ = slice_sizes
     return Tensor(shape, entry, kind)
 
 
@@ -729,5 +727,3 @@ def _call(ctx, eqn, *ins):
     outs = ctx.run(body, list(ins))
     return outs
 
-
-_ = (ONE, ZERO, Index)
