@@ -191,3 +191,13 @@ def test_bad_input_is_reported(fn, shapes, message):
     from verigrad.frontends.jaxpr import JaxprImportError
     with pytest.raises(JaxprImportError, match=message):  # BadInput and shape errors alike
         verigrad.certify(fn, shapes=shapes)
+
+
+def test_functions_defined_for_positive_inputs_only():
+    """JAX gives NaN at negative inputs, the kernel's total conventions do not: validation
+    compares where JAX is defined, and the proof states its conditions."""
+    f = _vjp(jax.custom_vjp(lambda x: jnp.log(x) * jnp.sqrt(x)), lambda x: (jnp.log(x) * jnp.sqrt(x), x),
+             lambda x, dy: (dy * (jnp.sqrt(x) / x + jnp.log(x) * 0.5 / jnp.sqrt(x)),))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status == "PROVED"
+    assert "x[i] > 0" in cert.side_conditions

@@ -133,7 +133,7 @@ def _pow(ctx, eqn, x, y):
         q = S.exponent_of(e)
         if q is not None:
             return S.power(base, q)
-        vb = S._num(base)
+        vb = S.num_value(base)
         if vb is not None and vb > 0:  # c ** y = exp(y log c)
             return S.fn("exp", S.mul(e, S.fn("log", base)))
         raise JaxprImportError("pow with a non-constant exponent (only x ** c and c ** y are supported)")
@@ -205,7 +205,7 @@ def _select_n(ctx, eqn, pred, *cases):
 
     def entry(idx):
         p = pred.at(_bidx(pred, shape, idx))
-        v = S._num(p)
+        v = S.num_value(p)
         if v is not None:  # decided: never touch the other branch (it may be a NaN fill)
             c = cases[int(v)]
             return c.at(_bidx(c, shape, idx))
@@ -566,7 +566,7 @@ def _pad(ctx, eqn, x, value):
             src.append(p)
         inner = S.mul(guard, _read(x, src))
         pv = value.at(())
-        if S._num(pv) == 0:
+        if S.num_value(pv) == 0:
             return inner
         inside = guard
         for p, s in zip(src, x.shape):

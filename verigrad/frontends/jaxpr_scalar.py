@@ -161,12 +161,13 @@ def number(v) -> Term:
     return Num(Fraction(repr(v)))
 
 
-def _num(t):
+def num_value(t):
+    """The rational value of a ``Num``, else None."""
     return t.value if isinstance(t, Num) else None
 
 
 def add(a: Term, b: Term) -> Term:
-    va, vb = _num(a), _num(b)
+    va, vb = num_value(a), num_value(b)
     if va is not None and vb is not None:
         return Num(va + vb)
     if va == 0:
@@ -178,7 +179,7 @@ def add(a: Term, b: Term) -> Term:
 
 
 def neg(a: Term) -> Term:
-    va = _num(a)
+    va = num_value(a)
     if va is not None:
         return Num(-va)
     c = const_form(a)
@@ -192,7 +193,7 @@ def sub(a: Term, b: Term) -> Term:
 
 
 def mul(a: Term, b: Term) -> Term:
-    va, vb = _num(a), _num(b)
+    va, vb = num_value(a), num_value(b)
     if va is not None and vb is not None:
         return Num(va * vb)
     if va == 0 or vb == 0:
@@ -230,7 +231,7 @@ def power(a: Term, e) -> Term:
 
 
 def div(a: Term, b: Term) -> Term:
-    vb = _num(b)
+    vb = num_value(b)
     if vb is not None and vb != 0:
         return mul(a, Num(1 / vb))
     return mul(a, power(b, -1))
@@ -242,7 +243,7 @@ def fn(name: str, a: Term) -> Term:
 
 def exponent_of(t: Term) -> Fraction | None:
     """A constant exponent as a rational (a float is read as its shortest decimal)."""
-    v = _num(t)
+    v = num_value(t)
     return Fraction(v) if v is not None else None
 
 
@@ -299,7 +300,7 @@ def int_compare(pa: Poly, pb: Poly, rel: str) -> Term:
 def real_compare(a: Term, b: Term, rel: str) -> Term:
     """``[a rel b]`` for real terms: an indicator of ``a - b``."""
     t = sub(a, b)
-    v = _num(t)
+    v = num_value(t)
     if v is not None:
         ok = {"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0, "!=": v != 0}[rel]
         return Num(int(ok))
@@ -331,7 +332,7 @@ def logical_not(a):
 
 def select(pred: Term, on_false: Term, on_true: Term) -> Term:
     """``pred ? on_true : on_false`` for a 0/1-valued ``pred``."""
-    v = _num(pred)
+    v = num_value(pred)
     if v is not None:
         return on_true if v else on_false
     if on_false is on_true:
@@ -343,25 +344,25 @@ def select(pred: Term, on_false: Term, on_true: Term) -> Term:
 
 def maximum(a: Term, b: Term) -> Term:
     t = sub(a, b)
-    return add(mul(a, RealCond(t, ">")), mul(b, RealCond(t, "<="))) if _num(t) is None \
-        else (a if _num(t) > 0 else b)
+    return add(mul(a, RealCond(t, ">")), mul(b, RealCond(t, "<="))) if num_value(t) is None \
+        else (a if num_value(t) > 0 else b)
 
 
 def minimum(a: Term, b: Term) -> Term:
     t = sub(a, b)
-    return add(mul(a, RealCond(t, "<")), mul(b, RealCond(t, ">="))) if _num(t) is None \
-        else (a if _num(t) < 0 else b)
+    return add(mul(a, RealCond(t, "<")), mul(b, RealCond(t, ">="))) if num_value(t) is None \
+        else (a if num_value(t) < 0 else b)
 
 
 def sign(a: Term) -> Term:
-    v = _num(a)
+    v = num_value(a)
     if v is not None:
         return Num((v > 0) - (v < 0))
     return sub(RealCond(a, ">"), RealCond(a, "<"))
 
 
 def absolute(a: Term) -> Term:
-    v = _num(a)
+    v = num_value(a)
     if v is not None:
         return Num(abs(v))
     return mul(a, sign(a))
