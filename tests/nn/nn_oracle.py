@@ -7,21 +7,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from verigrad.nn.layers.numerics import random_inputs
+
 PASS = 1e-9       # a correct backward agrees to rounding
 FAIL = 1e-6       # a control must miss by more than this
 
 
 def random_case(layer, seed=0, aux_none=()):
-    """Random float64 params, input, auxiliary inputs (real-valued: a scalar site that
-    is 1 would hide an s vs s^2 bug) and output cotangent. Aux named in ``aux_none``
-    are passed as None."""
-    rng = np.random.default_rng(seed)
-    f64 = lambda shape: jnp.asarray(rng.standard_normal(tuple(shape)), jnp.float64)
-    params = {p.name: 0.5 * f64(p.shape) for p in layer.params}
-    x = f64(layer.x)
-    aux = [None if a.name in aux_none else f64(a.shape) for a in layer.aux]
-    dy = f64(layer.y)
-    return params, x, aux, dy
+    """Random float64 (params, x, aux, dy); aux named in ``aux_none`` are None."""
+    return random_inputs(layer, seed, jnp.float64, absent=aux_none)
 
 
 def reference_vjp(forward, params, x, aux, dy):

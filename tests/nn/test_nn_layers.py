@@ -9,6 +9,7 @@ from jax import lax
 
 from nn_oracle import FAIL, PASS, disallowed, mismatch, random_case, trace
 from verigrad.nn import layers as L
+from verigrad.nn.layers.numerics import float32_error
 from verigrad.nn.layers.zoo import ENTRIES, ZOO
 
 CASES = [(e.name, i) for e in ENTRIES for i in range(len(e.examples))]
@@ -158,6 +159,13 @@ def test_bad_shapes_are_named():
         L.conv2d((2, 3), 4)
     with pytest.raises(ValueError, match="unknown activation"):
         L.activation("swish2", (2, 3))
+
+
+def test_float32_error_is_measured():
+    dense = L.dense((4, 8), 3)
+    err = float32_error(dense)
+    assert 0 < err < 1e-5
+    assert float32_error(L.flatten((2, 2, 3, 1))) == 0.0     # moves entries, rounds nothing
 
 
 def test_trace_records_symbolic_shapes():

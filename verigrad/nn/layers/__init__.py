@@ -8,6 +8,7 @@ from .core import (AuxSpec, Init, Layer, ParamSpec, constant, glorot_uniform, he
 from .affine import bias, dense, layer_scale
 from .drop import drop_path, dropout, keep_mask
 from .norms import batch_norm, layer_norm, rms_norm
+from .numerics import float32_error, random_inputs
 from .pool import avg_pool, global_avg_pool, max_pool
 from .shape import flatten, take_token
 from .logits import log_softmax, smooth_labels, softmax, softmax_xent
@@ -16,9 +17,9 @@ from .transformer import mhsa, patch_embed, transformer_mlp
 __all__ = [
     "ACTIVATIONS", "AuxSpec", "Init", "Layer", "ParamSpec", "activation", "avg_pool",
     "batch_norm", "bias", "constant", "conv2d", "dense", "depthwise_conv2d", "drop_path",
-    "dropout", "flatten", "gelu", "global_avg_pool", "glorot_uniform", "he_normal",
+    "dropout", "flatten", "float32_error", "gelu", "global_avg_pool", "glorot_uniform", "he_normal",
     "init_params", "keep_mask", "layer_norm", "layer_scale", "log_softmax", "max_pool",
-    "mhsa", "normal", "ones", "patch_embed", "relu", "rms_norm", "scale_examples",
+    "mhsa", "normal", "ones", "patch_embed", "random_inputs", "relu", "rms_norm", "scale_examples",
     "sigmoid", "silu", "smooth_labels", "softmax", "softmax_xent", "take_token", "tanh",
     "transformer_mlp", "zeros",
 ]

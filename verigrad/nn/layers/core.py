@@ -129,7 +129,7 @@ class ParamSpec:
     decay: bool = False
 
     def renamed(self, name: str) -> "ParamSpec":
-        return ParamSpec(name, self.shape, self.init, self.decay)
+        return dataclasses.replace(self, name=name)
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class AuxSpec:
     optional: bool = False
 
     def renamed(self, name: str) -> "AuxSpec":
-        return AuxSpec(name, self.shape, self.optional)
+        return dataclasses.replace(self, name=name)
 
 
 @dataclass(frozen=True)

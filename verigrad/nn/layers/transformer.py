@@ -1,7 +1,7 @@
 r"""Transformer layers: multi-head self-attention, the transformer MLP, patch embedding.
 
-Multi-head attention keeps the heads as column slabs: feature ``h e_dim + e`` of
-``Q = x W_q + b_q`` is coordinate ``e`` of head ``h``. Per head,
+Multi-head attention keeps the heads as column slabs: with head dimension ``e``,
+feature ``h e + j`` of ``Q = x W_q + b_q`` is coordinate ``j`` of head ``h``. Per head,
 :math:`P = \mathrm{softmax}(Q_h K_h^\top / \sqrt{e})`, :math:`A_h = P V_h`, and the
 heads side by side go through the out projection. Its VJP, per head, with
 :math:`dA` the cotangent of the heads' output:
