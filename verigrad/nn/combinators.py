@@ -62,12 +62,6 @@ def _split(names, rest):
     return dict(zip(names, aux)), dy
 
 
-def _add_into(total, grads):
-    for k, g in grads.items():
-        total[k] = total[k] + g if k in total else g
-    return total
-
-
 def _require(combinator, ok, message):
     if not ok:
         raise ValueError(f"{combinator}: {message}")
@@ -119,7 +113,7 @@ def chain(*layers: Layer) -> Layer:
         grads = {}
         for f, xf in zip(reversed(layers), reversed(inputs)):
             dy, g = f.backward(_params_of(f, params), xf, *_aux_of(f, env), dy)
-            _add_into(grads, g)
+            grads.update(g)             # names are disjoint: no parameter is shared
         return dy, grads
 
     return Layer("chain", layers[0].x, layers[-1].y, forward, backward, params, aux,
@@ -147,7 +141,7 @@ def fan_in(*branches: Layer) -> Layer:
         for f in branches:
             dxf, g = f.backward(_params_of(f, params), x, *_aux_of(f, env), dy)
             dx = dxf if dx is None else dx + dxf
-            _add_into(grads, g)
+            grads.update(g)
         return dx, grads
 
     return Layer("fan_in", branches[0].x, branches[0].y, forward, backward, params, aux,

@@ -30,7 +30,7 @@ import dataclasses
 import math
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping
 
 import jax.numpy as jnp
 import numpy as np
