@@ -52,16 +52,20 @@ def size_assignments(terms, span: int = 4, limit: int = 40):
 
 
 def _rel(a: np.ndarray, b: np.ndarray, floor: float = 1e-6) -> np.ndarray:
-    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)), 1e-12)
-    return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor * scale)
+    """Entry-wise relative difference; entries far below the arrays' scale (or below
+    1e-8, rounding noise of an all-zero result) are measured against that floor."""
+    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), max(floor * scale, 1e-8))
 
 
 def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict | None = None,
-           functions: dict | None = None, prepare=None):
+           functions: dict | None = None, prepare=None, accept=None):
     """A Counterexample to ``got = expected``, or Evidence that none was found.
 
     ``prepare(values, sizes, rng)``, if given, adjusts each draw of inputs in place (integer
-    arguments take integer values, one-hot variables agree with their labels)."""
+    arguments take integer values, one-hot variables agree with their labels).
+    ``accept(counterexample, values, sizes)``, if given, confirms a candidate independently
+    and returns the counterexample to report, or None to keep searching."""
     try:
         exact = normal_form(expected)
     except NotDifferentiable:
@@ -84,15 +88,17 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
                 continue
             if not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
                 continue
-            points += 1
             # With finite differences alone (no exact derivative), an entry that is 0 reads
             # as rounding noise of about 1e-11 of the scale: compare against 1e-4 of it.
             rel = _rel(g, e) if exact is not None else _rel(g, e, 1e-4)
             if rel.size == 0:
+                points += 1
                 continue
             pos = np.unravel_index(int(np.argmax(rel)), rel.shape) if rel.shape else ()
-            worst = max(worst, float(rel[pos]) if rel.shape else float(rel))
-            if float(rel[pos] if rel.shape else rel) > REL_TOL:
+            if float(rel[pos] if rel.shape else rel) <= REL_TOL:
+                points += 1
+                worst = max(worst, float(rel[pos]) if rel.shape else float(rel))
+            else:
                 # The expected side must agree with its finite-difference evaluation
                 # (computed only now: finite differences of a forward are the slow part).
                 if e_fd is None:
@@ -102,6 +108,11 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
                         continue
                 if float(np.max(_rel(e, e_fd))) > 1e-4:
                     continue
-                return Counterexample({s.name: v for s, v in sizes.items()}, argument, tuple(int(i) for i in pos),
-                                      float(e[pos]), float(g[pos]), seed)
+                found = Counterexample({s.name: v for s, v in sizes.items()}, argument,
+                                       tuple(int(i) for i in pos), float(e[pos]), float(g[pos]), seed)
+                if accept is not None:
+                    found = accept(found, values, sizes)
+                    if found is None:
+                        continue
+                return found
     return Evidence(points, worst)

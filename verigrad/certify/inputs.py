@@ -63,11 +63,3 @@ class Domain:
         if kind == "int":
             return np.asarray(value).astype(self.dtypes.get(var, "int32"))
         return np.asarray(value, dtype=np.float64)
-
-    def prepare(self, record: dict | None = None):
-        """A hook for ``counterexample.search``: fixes each draw and keeps the last one."""
-        def hook(values, sizes, rng):
-            self.fix(values, sizes, rng)
-            if record is not None:
-                record["values"], record["sizes"] = dict(values), dict(sizes)
-        return hook
