@@ -24,12 +24,20 @@ REFUTE_TOL = 1e-6   # relative difference that refutes (as ``counterexample.REL_
 FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
+_COMPILED: dict = {}   # (function, argument shapes and dtypes) -> compiled executable
+
+
 def _jax_call(fn, arrays):
     """Run ``fn`` on concrete arrays in float64, compiled whole (one XLA compile per shape
     instead of one per operation, and a quick one: these arrays are tiny)."""
     import jax
+    key = (fn, tuple((np.shape(a), np.asarray(a).dtype.str) for a in arrays))
     with jax.enable_x64(True):
-        compiled = jax.jit(fn).lower(*arrays).compile(FAST_COMPILE)
+        compiled = _COMPILED.get(key)
+        if compiled is None:
+            compiled = _COMPILED[key] = jax.jit(fn).lower(*arrays).compile(FAST_COMPILE)
+            if len(_COMPILED) > 256:
+                _COMPILED.pop(next(iter(_COMPILED)))
         out = compiled(*arrays)
         leaves = jax.tree_util.tree_leaves(out)
         return [np.asarray(x).astype(np.float64) if np.asarray(x).dtype.kind in "biuf" else np.asarray(x)
