@@ -3,7 +3,7 @@ is REFUTED, with a counterexample that JAX itself confirms."""
 import pytest
 
 import verigrad
-from conftest import EXAMPLES, command_line, load
+from certify_examples import EXAMPLES, command_line, load
 
 # example -> (what the bug is, text replaced, replacement)
 MUTANTS = {

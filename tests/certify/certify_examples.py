@@ -1,4 +1,4 @@
-"""Helpers for the certify tests: examples and their command lines."""
+"""Helpers for the certify tests: the example files and their documented command lines."""
 import importlib.util
 import re
 from pathlib import Path

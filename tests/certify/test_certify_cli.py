@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import EXAMPLES
+from certify_examples import EXAMPLES
 from verigrad.cli import main
 
 DENSE = [str(EXAMPLES / "dense.py") + ":dense", "--shape", "x=n,d", "--shape", "w=d,m", "--shape", "b=m"]
