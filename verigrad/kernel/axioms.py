@@ -68,6 +68,8 @@ _r("sum_pull", "sum_v c f(v) = c sum_v f(v)  when c does not depend on v",
    "Distributivity of a finite sum.")
 _r("sum_split", "sum_{u,v} f(u) g(v) = (sum_u f(u)) (sum_v g(v))",
    "Distributivity of finite sums over independent blocks.")
+_r("sum_nest", "sum_{u,v} f(u) g(u, v) = sum_u f(u) sum_v g(u, v)",
+   "A factor that does not depend on v comes out of the sum over v (distributivity).")
 _r("fubini", "sum_u sum_v f(u, v) = sum_v sum_u f(u, v); bound indices may be renamed",
    "Finite sums commute; renaming a bound index does not change a sum (alpha-equivalence).")
 _r("sum_reindex", "sum_{c < q m} f(c) = sum_{u < q} sum_{v < m} f(u m + v)",

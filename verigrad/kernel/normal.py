@@ -841,7 +841,7 @@ class Normalizer:
             self.use("sum_linear")
         return self.add(*(self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms))
 
-    def _sum_mono(self, bs, m: Mono) -> NF:
+    def _sum_mono(self, bs, m: Mono, merge: bool = True) -> NF:
         if any(b.size is S.ONE for b in bs):   # a sum over a single index value: b = 0
             self.use("sum_const")
             one = [b for b in bs if b.size is S.ONE]
@@ -857,7 +857,7 @@ class Normalizer:
         bset = set(bs)
         # 1. Merge inner sums that depend on these binders (Fubini): whole powers only.
         merge = [(a, e) for a, e in m.factors
-                 if isinstance(a, SumA) and a.ivars & bset and e > 0 and e.denominator == 1]
+                 if merge and isinstance(a, SumA) and a.ivars & bset and e > 0 and e.denominator == 1]
         if merge:
             self.use("fubini")
             body = nf_mono(mono_of({a: e for a, e in m.factors if not any(a is b for b, _ in merge)}))
@@ -903,7 +903,27 @@ class Normalizer:
                 body = self.subst_mono(m, {b: Poly.sym(t) + lo})
                 guard = self.mul(self.ind(Poly.sym(t) + lo), self.ind(b.size - 1 - Poly.sym(t) - lo))
                 return self.mul(out, self.sum([c for c in bs if c is not b] + [t], self.mul(body, guard)))
-        # 5. Pull out what does not depend on the binders; split independent blocks.
+            pin = None if window is not None else _pinned(m, b)
+            if pin is not None:                  # [L <= c b <= L + c - 1] pins b to ceil(L / c)
+                self.use("sum_window")
+                point, used = pin
+                rest = mono_of({a: e for a, e in m.factors if a not in used})
+                guard = self.mul(self.ind(point), self.ind(b.size - 1 - point))
+                return self.mul(out, self.sum([c for c in bs if c is not b],
+                                              self.mul(self.subst_mono(rest, {b: point}), guard)))
+            low = None if window is not None else _low(m, b)
+            if low is not None:                  # sum_{b<N} [b >= L] f(b) = sum_{t<N-L} f(t + L)
+                self.use("sum_window")
+                t = fresh_index(b.size - low)
+                return self.mul(out, self.sum([c for c in bs if c is not b] + [t],
+                                              self.subst_mono(m, {b: Poly.sym(t) + low})))
+        # 5. Merge binders read only as i*w + j (j < w) into one of range h*w.
+        for i in bs:
+            for j in bs:
+                if i is not j and (ij := self._merged(m, i, j)) is not None:
+                    self.use("sum_reindex")
+                    return self.mul(out, self.sum([c for c in bs if c is not i and c is not j] + [ij[0]], ij[1]))
+        # 6. Pull out what does not depend on the binders; split independent blocks.
         inside, outside = [], {}
         for a, e in m.factors:
             if a.ivars & bset:
@@ -933,8 +953,52 @@ class Normalizer:
             self.use("sum_pull")
         res = self.finish(outside) if outside else ONE
         for bl_bs, bl_f in blocks.values():
-            res = self.mul(res, nf_atom(self._canon_sum(bl_bs, bl_f)))
+            res = self.mul(res, self._nest(bl_bs, bl_f))
         return self.mul(out, res)
+
+    def _nest(self, bs, factors) -> NF:
+        """``sum_{bs} prod factors`` miniscoped: the binder read by the fewest factors (a
+        proper subset of the block's) is summed innermost, with the binders read only
+        there, and so on outwards: ``sum_j e_j`` inside a larger sum becomes the same
+        atom as a softmax's denominator, and the two cancel. Choices depend only on
+        which factors read which binders (ties broken by keys with the binders
+        blanked), so alpha-equivalent sums nest alike."""
+        scope = {b: frozenset(i for i, (a, _) in enumerate(factors) if b in a.ivars) for b in bs}
+        every = frozenset(range(len(factors)))
+        cands = [b for b in bs if scope[b] != every]
+        if not cands:
+            return nf_atom(self._canon_sum(bs, factors))
+        least = min(len(scope[b]) for b in cands)
+        cands = [b for b in cands if len(scope[b]) == least]
+        if len(cands) > 1:
+            keys = [(a.skey, e) for a, e in factors]
+
+            def blank(b):
+                out = []
+                for i in sorted(scope[b]):
+                    k = keys[i][0]
+                    for w in bs:
+                        k = k.replace(w.skey, "@" if w is b else "#")
+                    out.append((k, keys[i][1]))
+                return tuple(sorted(out))
+            cands.sort(key=blank)
+        v = cands[0]
+        self.use("sum_nest")
+        inner_bs = [w for w in bs if scope[w] <= scope[v]]
+        inner = self._nest(inner_bs, [factors[i] for i in sorted(scope[v])])
+        outer = self.mul(nf_mono(mono_of({a: e for i, (a, e) in enumerate(factors) if i not in scope[v]})), inner)
+        rest = [w for w in bs if w not in inner_bs]
+        return self.add(*(self.scale(self._sum_mono(rest, mono, merge=False), c) for mono, c in outer.terms))
+
+    def _merged(self, m: Mono, i: IndexVar, j: IndexVar):
+        """``(t, body)`` when ``m`` reads ``i`` and ``j`` only as ``i*w + j`` with ``w`` the
+        range of ``j``: ``t = i*w + j`` ranges over ``[0, h*w)``."""
+        w = j.size
+        if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j):
+            return None
+        t = fresh_index(i.size * w)
+        body = self.subst_mono(m, {i: floordiv(Poly.sym(t), w), j: Poly.sym(t) % w})
+        return (t, body) if "f:(" not in body.skey else None
 
     def _canon_sum(self, bs, factors) -> SumA:
         """Name the binders canonically: by height, then by position in the order that
@@ -943,9 +1007,10 @@ class Normalizer:
         order = self._binder_order(bs, factors)
         names = [bound_index(h, p, b.size) for p, b in enumerate(order)]
         mp = {b: Poly.sym(n) for b, n in zip(order, names)}
-        fs = {}
+        fs: dict = {}
         for a, e in factors:
-            fs[self.rename_atom(a, mp)] = e
+            a = self.rename_atom(a, mp)
+            fs[a] = fs.get(a, 0) + e
         if len(bs) > 1:
             self.use("fubini")
         return SumA(tuple(names), mono_of(fs))
@@ -1113,7 +1178,7 @@ def divisions(skey: str) -> list:
     A guide only: re-indexing by a bijection is sound whatever it returns."""
     if "f:(" not in skey:
         return []
-    return [o for (cls, _), o in list(S._interned.items()) if cls is FloorDiv and o.skey in skey]
+    return [o for o in S.FLOORDIVS if o.skey in skey]
 
 
 # An untrusted heuristic ``(binders, factors) -> binders in order``, installed by
@@ -1143,6 +1208,36 @@ def _window(m: Mono, b: IndexVar):
             if w.is_const() and w.const_value() >= 0:
                 return lo, w.const_value() + 1
     return None
+
+
+def _pinned(m: Mono, b: IndexVar):
+    """``(ceil(L / c), the two indicators)`` when indicators in ``m`` say
+    ``L <= c b <= L + c - 1`` for a constant ``c >= 2``: one value of b is left."""
+    bounds = {}
+    for a, _ in m.factors:
+        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
+        if split and split[0].is_const() and abs(split[0].const_value()) >= 2 and b not in split[1].symbols():
+            bounds.setdefault(abs(split[0].const_value()), []).append((split[0].const_value() > 0, split[1], a))
+    for c, found in bounds.items():
+        for up, r_lo, a_lo in found:
+            for down, r_hi, a_hi in found:
+                if up and not down and (r_hi + r_lo).is_const() and (r_hi + r_lo).const_value() == c - 1:
+                    return floordiv(c - 1 - r_lo, Poly.const(c)), {a_lo, a_hi}
+    return None
+
+
+def _low(m: Mono, b: IndexVar):
+    """A constant lower bound ``L >= 1`` that an indicator in ``m`` puts on ``b``, or None."""
+    for a, _ in m.factors:
+        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
+        if split and split[0] is S.ONE and split[1].is_const() and split[1].const_value() <= -1:
+            return -split[1]
+    return None
+
+
+def _mentions(m: Mono, p: Poly) -> bool:
+    """Whether the key of ``p`` (up to its constant) occurs in ``m`` (a cheap guide)."""
+    return (p - p.const_value()).skey in m.skey
 
 
 def _lcm(xs) -> int:

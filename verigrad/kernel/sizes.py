@@ -95,6 +95,9 @@ def bound_index(height: int, position: int, size) -> IndexVar:
     return IndexVar(f"_{height}_{position}", size, "b")
 
 
+FLOORDIVS: list = []     # every floor division made, for normal.divisions
+
+
 class FloorDiv(IntSym):
     """``a // m`` for a positive size expression ``m``; built only by ``floordiv``."""
 
@@ -104,6 +107,7 @@ class FloorDiv(IntSym):
     def _init(self, a, m):
         self.a, self.m = a, m
         self.symbols = lambda: a.symbols() | m.symbols()
+        FLOORDIVS.append(self)
         self.name = f"floor(({a})/({m}))"
         self.skey = f"f:({a.skey})//({m.skey})"
 
