@@ -30,7 +30,28 @@ def test_verify_json_then_warm_from_the_cache(tmp_path):
 
 
 def test_exit_code_is_one_unless_everything_selected_is_proved(tmp_path):
-    r = cli("matrix.swap_bordered", cache=tmp_path)
+    """A proof that does not reach its goal (here a false one) is plausible, not proved:
+    exit code 1."""
+    unfinished = tmp_path / "unfinished.py"
+    unfinished.write_text(textwrap.dedent('''
+        """A false claim: softmax sums to two."""
+        from verigrad.proof import *
+
+
+        @apply
+        def apply(x):
+            n = x.shape[0]
+            j = Symbol.j(integer=True)
+            return Equality(Sum[j:n](softmax(x)[j]), 2)
+
+
+        @prove
+        def prove(Eq):
+            n = Symbol.n(domain=[1, oo], integer=True)
+            x = Symbol.x(shape=(n,), real=True)
+            Eq << apply(x)
+    '''))
+    r = cli(str(unfinished), cache=tmp_path)
     assert r.returncode == 1
     assert "plausible" in r.stdout and "Traceback" not in r.stderr
 

@@ -476,9 +476,13 @@ class Normalizer:
                 del d[a]
             elif a.idem and e != 1:
                 d[a] = F1
-            elif isinstance(a, PrimeA) and e.denominator == 1:
-                coef *= Fraction(a.p) ** int(e)
-                del d[a]
+            elif isinstance(a, PrimeA) and not 0 <= e < 1:   # whole part into the coefficient
+                whole = e.numerator // e.denominator
+                coef *= Fraction(a.p) ** whole
+                if e == whole:
+                    del d[a]
+                else:
+                    d[a] = e - whole
             elif isinstance(a, ParenA) and e > 0 and e.denominator == 1:
                 expand.append((a, int(e)))
                 del d[a]
@@ -744,6 +748,8 @@ class Normalizer:
             return ZERO
         if nonneg(-p):                      # p <= 0, so p >= 0 means p == 0
             return self.delta(p)
+        if nonneg(p + 1):                   # p >= -1, so p >= 0 means p != -1
+            return self.sub(ONE, self.delta(p + 1))
         g = p.content()
         if g > 1:
             c = p.const_value()
@@ -821,8 +827,7 @@ class Normalizer:
             (u,) = args
             if not u.terms:
                 return ZERO
-            one = u.single()
-            if one is not None and one[1] < 0:
+            if u.terms[0][1] < 0:            # the leading monomial's sign comes out
                 self.use("odd_function")
                 return self.scale(nf_atom(FnA(fn, (self.scale(u, -1),))), -1)
             return nf_atom(FnA(fn, (u,)))
@@ -911,6 +916,12 @@ class Normalizer:
                 guard = self.mul(self.ind(point), self.ind(b.size - 1 - point))
                 return self.mul(out, self.sum([c for c in bs if c is not b],
                                               self.mul(self.subst_mono(rest, {b: point}), guard)))
+            high = None if window is not None else _high(m, b)
+            if high is not None:                 # sum_{b<N} [b <= U] f(b) = sum_{s<U+1} f(s), U < N
+                self.use("sum_window")
+                t = fresh_index(high + 1)
+                return self.mul(out, self.sum([c for c in bs if c is not b] + [t],
+                                              self.subst_mono(m, {b: Poly.sym(t)})))
             low = None if window is not None else _low(m, b)
             if low is not None:                  # sum_{b<N} [b >= L] f(b) = sum_{t<N-L} f(t + L)
                 self.use("sum_window")
@@ -1232,6 +1243,17 @@ def _low(m: Mono, b: IndexVar):
         split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
         if split and split[0] is S.ONE and split[1].is_const() and split[1].const_value() <= -1:
             return -split[1]
+    return None
+
+
+def _high(m: Mono, b: IndexVar):
+    """A size-expression upper bound ``U < b.size - 1`` that an indicator in ``m`` puts
+    on ``b`` (``[U - b >= 0]``), or None."""
+    for a, _ in m.factors:
+        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
+        if split and split[0].is_const() and split[0].const_value() == -1 and not split[1].index_atoms() \
+                and nonneg(split[1]) and ppositive(b.size - 1 - split[1]):
+            return split[1]
     return None
 
 

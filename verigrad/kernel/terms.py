@@ -17,6 +17,7 @@ from fractions import Fraction
 from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg, poly_str
 
 _interned: dict = {}
+_raw: dict = {}
 
 ELEMENTARY = ("exp", "log", "tanh", "erf")
 FACTS = ("positive", "nonneg", "nonzero")
@@ -33,6 +34,20 @@ class Term:
     __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "__weakref__", "__dict__")
 
     def __new__(cls, *args, **kw):
+        try:                                    # the same raw arguments: already checked
+            raw = (cls, args, tuple(kw.items()))
+            hit = _raw.get(raw)
+        except TypeError:                       # unhashable (a list): no fast path
+            raw = hit = None
+        if hit is not None:
+            return hit
+        out = cls._new(args, kw)
+        if raw is not None:
+            _raw[raw] = out
+        return out
+
+    @classmethod
+    def _new(cls, args, kw):
         args = cls._canon(*args, **kw)
         key = (cls, args)
         obj = _interned.get(key)

@@ -190,6 +190,14 @@ def _rebuild(t: T.Term, go, blocked, has_hyps, hyp_vars, go_inside_at) -> T.Term
     return T.map_args(t, go)
 
 
+def discharge(th: Theorem, proof: Theorem) -> Theorem:
+    """Cut: from ``H, (l = r) |- a = b`` and ``G |- l = r`` infer ``H u G |- a = b``."""
+    hyp = (proof.lhs, proof.rhs)
+    if hyp not in th.hyps:
+        raise KernelError(f"discharge: {proof.lhs!r} = {proof.rhs!r} is not a hypothesis of the theorem")
+    return _make((th.hyps - {hyp}) | proof.hyps, th.conds | proof.conds, th.lhs, th.rhs, "discharge", (th, proof))
+
+
 def at_elim(t: T.At) -> Theorem:
     """``|- At(body, ps, vs) = body[ps := vs]`` when the substitution is defined: no
     derivative in ``body`` is taken in a param replaced by a non-variable (``subst``
@@ -214,7 +222,8 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
                 raise KernelError(f"instantiate: {k.name} := {p} is not provably >= {k.lower}")
         elif isinstance(k, IndexVar):
             p = as_poly(v)
-            if not (nonneg(p) and nonneg(k.size - 1 - p)):
+            size = k.size.subst({s: as_poly(x) for s, x in mapping.items() if isinstance(s, SizeSym)})
+            if not (nonneg(p) and nonneg(size - 1 - p)):
                 raise KernelError(f"instantiate: {k.name} := {p} is not provably in [0, {k.size})")
         elif isinstance(k, T.Var):
             shown = {"positive": ("pos",), "nonneg": ("pos", "nonneg"), "nonzero": ("pos",)}
@@ -371,10 +380,12 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
             if k.denominator != 1:
                 k = k.__ceil__()
             diff = nz.mul(diff, nf_atom(a, k))
+        # a whole power of a sum left beside a constant is multiplied out
+        diff = nz.add(*(nz.scale(nz.finish(dict(m.factors)), c) for m, c in diff.terms))
         if not diff.terms:
             return diff
     return diff
 
 
 __all__ = ["Theorem", "Condition", "Failure", "refl", "assume", "symm", "trans", "index", "abstract",
-           "define", "rewrite", "at_elim", "instantiate", "prove_equal", "vjp_statement", "normal_form"]
+           "define", "rewrite", "discharge", "at_elim", "instantiate", "prove_equal", "vjp_statement", "normal_form"]
