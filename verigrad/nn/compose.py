@@ -123,7 +123,11 @@ def _leaf(layer: Layer, path: str) -> Certified:
         dx, grads = layer.backward(dict(zip(pnames, args[1:k])), args[0], *args[k:], ct)
         return (dx,) + tuple(grads[p] for p in pnames)
 
-    ob = build(f"{layer.name}@{path}", forward, None, backward, local, specs, nondiff=tuple(range(k, len(local))))
+    import jax
+    import jax.numpy as jnp
+    structs = [jax.ShapeDtypeStruct(tuple(sh), jnp.float64) for sh in shapes]   # the layer's own symbolic scope
+    ob = build(f"{layer.name}@{path}", forward, None, backward, local, specs, nondiff=tuple(range(k, len(local))),
+               structs=structs)
     F = ob.primal[0].term()
     key = (F, tuple(ob.got(n) for n in local[:k]))
     seen = key in _PROVED
