@@ -389,8 +389,12 @@ def _nonneg(p: Poly) -> bool:
     if p.is_const():
         return p.const_value() >= 0
     if p.index_atoms():
-        low = _bound(_mods_as_indices(p), want_low=True)
-        return low is not None and nonneg(low)
+        # Interval bounds first; then again with each a % m read as an index below m.
+        for q in (p, _mods_as_indices(p)):
+            low = _bound(q, want_low=True)
+            if low is not None and nonneg(low):
+                return True
+        return False
     # Only size symbols remain: shift each to its lower bound, n = lower + t, t >= 0.
     shift = {s: Poly.sym(s) + s.lower for s in p.symbols() if isinstance(s, SizeSym)}
     shifted = p.subst(shift)

@@ -157,6 +157,8 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     cache, conds = {}, set()
 
     def go(t: T.Term, ats: tuple) -> T.Term:
+        if not th.lhs.atoms <= _mentioned(t):    # cannot occur in t: leave t alone
+            return t
         if t is th.lhs:
             for c in th.conds:
                 term = c.term
@@ -198,13 +200,54 @@ def discharge(th: Theorem, proof: Theorem) -> Theorem:
     return _make((th.hyps - {hyp}) | proof.hyps, th.conds | proof.conds, th.lhs, th.rhs, "discharge", (th, proof))
 
 
-def at_elim(t: T.At) -> Theorem:
-    """``|- At(body, ps, vs) = body[ps := vs]`` when the substitution is defined: no
-    derivative in ``body`` is taken in a param replaced by a non-variable (``subst``
-    checks this), so evaluating after differentiating is plain substitution."""
-    if not isinstance(t, T.At):
-        raise KernelError(f"at_elim needs an At term, not {t!r}")
-    return _make((), (), t, T.subst(t.body, dict(zip(t.params, t.values))), "at_elim", (), {"at_elim"})
+def at_elim(t: T.Term) -> Theorem:
+    """``|- t = t'`` where every ``At(body, ps, vs)`` in ``t`` (innermost first) becomes
+    ``body[ps := vs]``. Defined when no derivative in ``body`` is taken in a param replaced
+    by a non-variable (``subst`` checks this): then evaluating after differentiating is
+    plain substitution."""
+    cache: dict = {}
+
+    def go(u: T.Term) -> T.Term:
+        if not any(isinstance(a, T.At) for a in _ats_in(u)):
+            return u
+        if u not in cache:
+            v = T.map_args(u, go)
+            cache[u] = T.subst(v.body, dict(zip(v.params, v.values))) if isinstance(v, T.At) else v
+        return cache[u]
+
+    new = go(t)
+    if new is t:
+        raise KernelError(f"at_elim: no At in {t!r}")
+    return _make((), (), t, new, "at_elim", (), {"at_elim"})
+
+
+def _mentioned(u: T.Term, _memo={}) -> frozenset:
+    """The variables and functions in ``u``, including those bound by an ``At`` in it."""
+    hit = _memo.get(u)
+    if hit is None:
+        hit = u.atoms
+        if _ats_in(u):
+            for a in u._args:
+                for b in (a if isinstance(a, tuple) else (a,)):
+                    if isinstance(b, T.Term):
+                        hit = hit | _mentioned(b)
+            if isinstance(u, T.At):
+                hit = hit | set(u.params)
+        _memo[u] = hit = frozenset(hit)
+    return hit
+
+
+def _ats_in(u: T.Term, _memo={}) -> tuple:
+    """The At nodes in ``u`` (a memoized scan: hash-consed terms never change)."""
+    hit = _memo.get(u)
+    if hit is None:
+        found = [u] if isinstance(u, T.At) else []
+        for a in u._args:
+            for b in (a if isinstance(a, tuple) else (a,)):
+                if isinstance(b, T.Term) and (sub := _ats_in(b)):
+                    found.append(sub[0])
+        hit = _memo[u] = tuple(found[:1])
+    return hit
 
 
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
