@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from verigrad.kernel import Index, IntCond, Num, ReduceMax, RealCond, Sum, Var
+from verigrad.kernel import Delta, Index, IntCond, Num, ReduceMax, RealCond, Sum, Var
 from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg
 
 from . import jaxpr_scalar as S
@@ -552,9 +552,31 @@ def _split(ctx, eqn, x):
 
 @rule("pad")
 def _pad(ctx, eqn, x, value):
-    """``out[i] = x[(i - lo) / (interior + 1)]`` where that is an index of x, else the value."""
+    """``out[i] = x[(i - lo) / (interior + 1)]`` where that is an index of x, else the value.
+
+    With interior padding and a zero value (a strided layer's cotangent) the entry is
+    written as a scatter, ``sum_o [i - lo == (interior + 1) o] x[o]``: a consumer's
+    window sum then eliminates its own index against the delta with a unit coefficient,
+    which is the normal form the forward's derivative has (a gather through floor
+    division is not)."""
     shape, kind = _out(ctx, eqn)
     config = [(dim_poly(lo), dim_poly(hi), int(it)) for lo, hi, it in eqn.params["padding_config"]]
+    if any(it for _, _, it in config) and S.num_value(value.at(())) == 0:
+        def scatter(idx):
+            src, binders, guard = [], [], Num(1)
+            for e, (lo, _hi, it), n in zip(idx, config, x.shape):
+                if it:
+                    o, po = _fresh(n, "o")
+                    binders.append(o)
+                    guard = S.mul(guard, Delta(e - lo, po * (it + 1)))
+                    src.append(po)
+                else:
+                    src.append(e - lo)
+            out = S.mul(guard, _read(x, src))
+            for o in reversed(binders):
+                out = Sum(o, out)
+            return out
+        return Tensor(shape, scatter, kind)
 
     def entry(idx):
         src, guard = [], Num(1)

@@ -748,7 +748,9 @@ class Normalizer:
             return ZERO
         if nonneg(-p):                      # p <= 0, so p >= 0 means p == 0
             return self.delta(p)
-        if nonneg(p + 1):                   # p >= -1, so p >= 0 means p != -1
+        # p >= -1, so p >= 0 means p != -1 (free indices only: in a sum, shifting the
+        # binder is the canonical form)
+        if nonneg(p + 1) and all(v.tag not in ("t", "b") for v in _pvars(p)):
             return self.sub(ONE, self.delta(p + 1))
         g = p.content()
         if g > 1:
@@ -891,6 +893,9 @@ class Normalizer:
                     if sol is None:
                         continue
                     s, divisible = sol
+                    if divisible is not None and any(v.tag == "t" and v not in bset and _solve_unit(a.p, v) is not None
+                                                     for v in a.ivars):
+                        continue   # an enclosing sum's binder can take it with a unit coefficient
                     self.use("delta_elim")
                     rest = mono_of({f: e for f, e in m.factors if f is not a})
                     body = self.subst_mono(rest, {b: s})

@@ -85,9 +85,10 @@ for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
 IntSym.__neg__ = lambda self: -Poly.sym(self)
 
 
-def fresh_index(size, hint: str = "t") -> IndexVar:
-    """A new index variable, distinct from every index seen before."""
-    return IndexVar(f"{hint}_{next(_fresh_counter)}", size, "t")
+def fresh_index(size, hint: str = "t", tag: str = "t") -> IndexVar:
+    """A new index variable, distinct from every index seen before: tag "t" for a binder
+    being built, "k" for a free index of a decision."""
+    return IndexVar(f"{hint}_{next(_fresh_counter)}", size, tag)
 
 
 def bound_index(height: int, position: int, size) -> IndexVar:

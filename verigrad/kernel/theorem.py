@@ -339,7 +339,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     # subst refuses to replace a differentiated variable or to make a derivative's body
     # depend on its variable in a new way (a hypothesis holds at a point).
     lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
-    idx = [Poly.sym(fresh_index(s, "k")) if s is not ONE else Poly.const(0) for s in lhs.shape]
+    idx = [Poly.sym(fresh_index(s, "k", "k")) if s is not ONE else Poly.const(0) for s in lhs.shape]
     splits = 0
     for strict in (False, True):
         while True:
@@ -400,7 +400,8 @@ def _split_free(diff: NF, idx: list) -> bool:
             for k in p.index_vars() & fd.a.symbols():
                 q, r = divide_exact(k.size, fd.m)
                 if not r.terms and q.terms and q is not ONE:
-                    idx[j] = p.subst({k: Poly.sym(fresh_index(q, "k")) * fd.m + Poly.sym(fresh_index(fd.m, "k"))})
+                    idx[j] = p.subst({k: Poly.sym(fresh_index(q, "k", "k")) * fd.m
+                                      + Poly.sym(fresh_index(fd.m, "k", "k"))})
                     return True
     return False
 
