@@ -27,15 +27,25 @@ FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive
 _COMPILED: dict = {}   # (function, argument shapes and dtypes) -> compiled executable
 
 
-def _jax_call(fn, arrays):
+def _jax_call(fn, arrays, structs=None):
     """Run ``fn`` on concrete arrays in float64, compiled whole (one XLA compile per shape
-    instead of one per operation, and a quick one: these arrays are tiny)."""
+    instead of one per operation, and a quick one: these arrays are tiny).
+
+    With ``structs`` (the symbolic shapes it was imported at) the function is exported at
+    those shapes and the export is called: a function built at symbolic sizes closes over
+    symbolic dimensions and cannot be re-traced at concrete ones, while its export
+    computes exactly what was imported."""
     import jax
     key = (fn, tuple((np.shape(a), np.asarray(a).dtype.str) for a in arrays))
     with jax.enable_x64(True):
         compiled = _COMPILED.get(key)
         if compiled is None:
-            compiled = _COMPILED[key] = jax.jit(fn).lower(*arrays).compile(FAST_COMPILE)
+            if structs is not None:
+                exported = jax.export.export(jax.jit(fn))(*structs)
+                compiled = jax.jit(exported.call)
+            else:
+                compiled = jax.jit(fn).lower(*arrays).compile(FAST_COMPILE)
+            _COMPILED[key] = compiled
             if len(_COMPILED) > 256:
                 _COMPILED.pop(next(iter(_COMPILED)))
         out = compiled(*arrays)
@@ -73,6 +83,13 @@ def _symbols(ob):
     return sorted(syms, key=lambda s: s.name)
 
 
+def _structs(ob, cots):
+    """The symbolic shapes of the arguments and cotangents ``ob`` was traced at."""
+    import jax
+    outs = jax.tree_util.tree_leaves(jax.eval_shape(ob.primal_fn, *ob.structs))
+    return list(ob.structs) + [jax.ShapeDtypeStruct(o.shape, c.dtype) for o, c in zip(outs, cots)]
+
+
 def inputs(ob, sizes, rng):
     """Values for every argument, cotangent and model variable; the JAX arrays."""
     variables = [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values())
@@ -90,8 +107,14 @@ def validate(ob, seeds=(0, 1)) -> str | None:
         where = ", ".join(f"{s.name}={v}" for s, v in sizes.items())
         pairs = [(f"output {k} of {ob.name}", t) for k, t in enumerate(ob.primal)]
         k = len(args)
+        # ``at_sizes`` (optional) gives the functions rebuilt at concrete sizes, for a
+        # function built at symbolic sizes that JAX's export cannot run at them.
+        at_sizes = getattr(ob, "at_sizes", None)
+        primal_fn, combined_fn = at_sizes(sizes) if at_sizes else (ob.primal_fn, ob.combined_fn)
+        symbolic = getattr(ob, "symbolic_closure", False) and not at_sizes
         try:
-            both = _jax_call(lambda *a: (ob.primal_fn(*a[:k]), ob.combined_fn(*a)), args + cots)
+            both = _jax_call(lambda *a: (primal_fn(*a[:k]), combined_fn(*a)), args + cots,
+                             _structs(ob, cots) if symbolic else None)
             jax_f, jax_c = both[:len(ob.primal)], both[len(ob.primal):]
         except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
             return f"running {ob.name} with JAX at {where} failed: {type(e).__name__}: {e}"

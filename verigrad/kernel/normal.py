@@ -1228,17 +1228,23 @@ def _window(m: Mono, b: IndexVar):
 
 def _pinned(m: Mono, b: IndexVar):
     """``(ceil(L / c), the two indicators)`` when indicators in ``m`` say
-    ``L <= c b <= L + c - 1`` for a constant ``c >= 2``: one value of b is left."""
+    ``L <= c b <= L + c - 1`` for a coefficient ``c >= 1`` (a number or a size): one
+    value of b is left."""
     bounds = {}
     for a, _ in m.factors:
         split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
-        if split and split[0].is_const() and abs(split[0].const_value()) >= 2 and b not in split[1].symbols():
-            bounds.setdefault(abs(split[0].const_value()), []).append((split[0].const_value() > 0, split[1], a))
+        if not split or b in split[1].symbols() or split[0].index_atoms():
+            continue
+        c, r = split
+        if ppositive(c):
+            bounds.setdefault(c, []).append((True, r, a))
+        elif ppositive(-c):
+            bounds.setdefault(-c, []).append((False, r, a))
     for c, found in bounds.items():
         for up, r_lo, a_lo in found:
             for down, r_hi, a_hi in found:
-                if up and not down and (r_hi + r_lo).is_const() and (r_hi + r_lo).const_value() == c - 1:
-                    return floordiv(c - 1 - r_lo, Poly.const(c)), {a_lo, a_hi}
+                if up and not down and r_hi + r_lo is c - 1:
+                    return floordiv(c - 1 - r_lo, c), {a_lo, a_hi}
     return None
 
 

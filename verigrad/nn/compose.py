@@ -102,7 +102,14 @@ def _leafish(layer: Layer) -> bool:
 
 # -- leaves ------------------------------------------------------------------------------------
 
-def _leaf(layer: Layer, path: str) -> Certified:
+def certify_leaf(layer: Layer, path: str, rebuild=None) -> Certified:
+    """One layer as a leaf. ``rebuild(sizes) -> Layer`` (optional) builds it at concrete
+    sizes ({SizeSym name: int}) for translation validation, when the layer closes over
+    symbolic dimensions that JAX cannot solve from the argument shapes (``H * e``)."""
+    return _leaf(layer, path, rebuild)
+
+
+def _leaf(layer: Layer, path: str, rebuild=None) -> Certified:
     """Import a leaf and prove its VJP claims. Imported under local names (``x``, the
     layer's own parameter names, ``dy``), identical leaves (the blocks of a ViT) give
     identical terms: each is proved once, and renamed to its place by ``instantiate``."""
@@ -128,6 +135,9 @@ def _leaf(layer: Layer, path: str) -> Certified:
     structs = [jax.ShapeDtypeStruct(tuple(sh), jnp.float64) for sh in shapes]   # the layer's own symbolic scope
     ob = build(f"{layer.name}@{path}", forward, None, backward, local, specs, nondiff=tuple(range(k, len(local))),
                structs=structs)
+    ob.symbolic_closure = True       # built at symbolic sizes: validate through jax.export
+    if rebuild is not None:
+        ob.at_sizes = lambda sizes: _functions(rebuild({s.name: v for s, v in sizes.items()}))
     F = ob.primal[0].term()
     key = (F, tuple(ob.got(n) for n in local[:k]))
     seen = key in _PROVED
@@ -154,6 +164,21 @@ def _leaf(layer: Layer, path: str) -> Certified:
                      {p: mapping[ob.var(f"p{i}")] for i, p in enumerate(pnames)},
                      {a: mapping[ob.var(f"a{i}")] for i, a in enumerate(anames)},
                      theorems, [(path, layer.name, statuses, time.perf_counter() - t0)])
+
+
+def _functions(layer: Layer):
+    """(primal, combined) of ``layer`` in the calling convention of ``_leaf``."""
+    pnames = list(layer.param_names)
+    k = 1 + len(pnames)
+
+    def primal(*args):
+        return layer.forward(dict(zip(pnames, args[1:k])), args[0], *args[k:])
+
+    def combined(*args):
+        *prim, dy = args
+        dx, grads = layer.backward(dict(zip(pnames, prim[1:k])), prim[0], *prim[k:], dy)
+        return [dx] + [grads[p] for p in pnames]
+    return primal, combined
 
 
 _PROVED: dict = {}        # (forward, backwards) -> {local name: Theorem | Failure}
