@@ -641,15 +641,15 @@ def _conv(ctx, eqn, lhs, rhs):
     pads = [(dim_poly(a), dim_poly(b)) for a, b in p["padding"]]
     ldil = p.get("lhs_dilation") or (1,) * nsp
     rdil = p.get("rhs_dilation") or (1,) * nsp
-    groups = p["feature_group_count"]
+    groups = dim_poly(p["feature_group_count"])          # symbolic for a depthwise convolution
     cin_g = rhs.shape[rspec[1]]
     cout = rhs.shape[rspec[0]]
-    per_group = floordiv(cout, Poly.const(groups)) if groups > 1 else cout
+    per_group = cout if groups is ONE else floordiv(cout, groups)
 
     def entry(idx):
         b, o = idx[ospec[0]], idx[ospec[1]]
         c, pc = _fresh(cin_g, "c")
-        g = floordiv(o, per_group) if groups > 1 else ZERO
+        g = ZERO if groups is ONE else floordiv(o, per_group)
         li, ri = [None] * len(lhs.shape), [None] * len(rhs.shape)
         li[lspec[0]], li[lspec[1]] = b, g * cin_g + pc
         ri[rspec[0]], ri[rspec[1]] = o, pc

@@ -52,10 +52,13 @@ _r("pow_content", "(g u)^r = g^r u^r for a rational g > 0 (u > 0 if r is not an 
 _r("indicator_idempotent", "[P]^k = [P] for k != 0",
    "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
 # Indices, deltas, sums ------------------------------------------------------------------
+_r("entry_off_shape", "x[e] = 0  when e is provably off the axis",
+   "The total reading of a tensor: an entry off its shape is 0 (every such read is guarded in a term).")
 _r("delta_decide", "[p == 0] = 0 when p is provably nonzero (or has no integer root)",
    "Decided by the integer arithmetic oracle (sizes.nonneg), which is sound.")
-_r("delta_radix", "|r| < m  ->  [m q + r == 0] = [q == 0][r == 0]",
-   "m q + r = 0 makes r a multiple of m, and the only multiple of m with |r| < m is 0.")
+_r("delta_radix", "|r| < m  ->  [m q + r == 0] = [q == 0][r == 0];  0 <= r < m  ->  [m q + r >= 0] = [q >= 0]",
+   "m q + r = 0 makes r a multiple of m, the only one with |r| < m being 0; and with 0 <= r < m, "
+   "m q + r >= 0 exactly when q >= 0 (q <= -1 gives m q + r <= -1).")
 _r("delta_subst", "[v == s] f(v) = [v == s] f(s)",
    "Where the delta is 1, v equals s; where it is 0 both sides are 0.")
 _r("delta_elim", "sum_{v<N} [c v == -b] f(v) = [0 <= s < N][c | b] f(s), s = -b/c",
@@ -76,6 +79,8 @@ _r("sum_reindex", "sum_{c < q m} f(c) = sum_{u < q} sum_{v < m} f(u m + v)",
    "c = u m + v is a bijection of [0, q) x [0, m) onto [0, q m).")
 _r("sum_window", "sum_{b<N} [L <= b <= L+w-1] f(b) = sum_{t<w} [0 <= L+t < N] f(L+t)",
    "b = L + t maps the window (cut to [0, N)) one-to-one onto t in [0, w) with L + t in range.")
+_r("case_split", "(forall v < N. A[v] = B[v])  <-  A[0] = B[0], ..., A[N-1] = B[N-1]  for a constant N",
+   "An index with a constant range takes finitely many values; the equation is decided for each.")
 _r("index_split", "(forall c < q m. A[c] = B[c])  <->  (forall u < q, v < m. A[u m + v] = B[u m + v])",
    "The same bijection, for a free index of an equation.")
 _r("max_const", "max_{v<N} c = c  when c does not depend on v (N >= 1)",

@@ -702,6 +702,11 @@ class Normalizer:
 
     # -- atoms with their simplification rules --------------------------------------------
     def entry(self, var, idx) -> NF:
+        """``var[idx]``; an index provably off its axis reads 0."""
+        for p, size in zip(idx, var.shape):
+            if nonneg(-p - 1) or nonneg(p - size):
+                self.use("entry_off_shape")
+                return ZERO
         return nf_atom(EntryA(var, tuple(idx)))
 
     def int_value(self, p: Poly) -> NF:
@@ -752,6 +757,15 @@ class Normalizer:
         # binder is the canonical form)
         if nonneg(p + 1) and all(v.tag not in ("t", "b") for v in _pvars(p)):
             return self.sub(ONE, self.delta(p + 1))
+        for m in sorted((x for x in p.symbols() if isinstance(x, SizeSym)), key=lambda x: x.skey):
+            q, r = divide_exact(p, Poly.sym(m))   # p = m q + r: with 0 <= r < m, p >= 0 iff q >= 0
+            if q is not PZERO and r is not PZERO:
+                if nonneg(r) and nonneg(m - 1 - r):
+                    self.use("delta_radix")
+                    return self.ind(q)
+                if nonneg(r + m) and nonneg(-1 - r):
+                    self.use("delta_radix")
+                    return self.ind(q - 1)
         g = p.content()
         if g > 1:
             c = p.const_value()

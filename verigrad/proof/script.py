@@ -291,7 +291,10 @@ def _conclude(res: ProofResult, ctx: Context):
 
 RING_AXIOMS = frozenset({"ring", "pow_expand", "pow_mul", "pow_add_int", "indicator_idempotent", "delta_decide",
                          "delta_subst", "delta_elim", "sum_linear", "sum_const", "sum_pull", "sum_split", "fubini",
-                         "definition", "extensionality", "congruence"})
+                         "definition", "extensionality", "congruence",
+                         # index structure only (valid over any ring):
+                         "entry_off_shape", "delta_radix", "sum_nest", "sum_window", "sum_reindex",
+                         "index_split", "case_split"})
 
 
 def _has_complex(log: ProofLog) -> bool:
