@@ -100,6 +100,9 @@ class Term:
     def __getitem__(self, idx):
         return Index(self, idx if isinstance(idx, tuple) else (idx,))
 
+    def _repr_latex_(self):                      # notebooks: the term as math
+        return "$" + printer["latex"](self) + "$"
+
 
 # The display of terms, theorems and conditions; the printer lives outside the kernel
 # (verigrad.report.printing installs itself here), so these are bare fallbacks.

@@ -72,6 +72,12 @@ class Theorem:
     def __repr__(self):
         return f"<Theorem {self.statement()}>"
 
+    def _repr_latex_(self):                      # notebooks: the statement as math
+        return "$" + self.latex() + "$"
+
+    def _repr_html_(self):
+        return T.printer.get("statement_html", lambda th: None)(self)
+
 
 def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
     for name in used:
