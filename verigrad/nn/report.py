@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from verigrad.certify.certificate import combine_status
 from verigrad.kernel import Theorem
@@ -46,8 +46,7 @@ class Record:
     theorems: dict = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict:
-        out = asdict(self)
-        out.pop("theorems")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "theorems"}
         out["seconds"] = round(self.seconds, 4)
         return out
 
