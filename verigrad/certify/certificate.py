@@ -97,6 +97,10 @@ class Certificate:
             return "$" + self.theorem.latex() + r"\quad\text{(" + self.status + ")}$"
         return None
 
+    def _repr_html_(self):
+        from verigrad.report.notebook import certificate_html
+        return certificate_html(self)
+
 
 def combine_status(statuses) -> str:
     """The status of a claim made of parts: the weakest part decides."""

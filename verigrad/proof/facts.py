@@ -74,6 +74,15 @@ class Fact:
 
     __repr__ = __str__
 
+    # Notebook display (verigrad.report.notebook): the statement as math, with its status.
+    def _repr_latex_(self):
+        from verigrad.report.notebook import dollars, pair_latex
+        return dollars(pair_latex(*self.pair))
+
+    def _repr_html_(self):
+        from verigrad.report.notebook import fact_html
+        return fact_html(self)
+
     @property
     def label(self) -> str:
         if self.name is not None:

@@ -77,6 +77,14 @@ class StepRecord:
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
 
+    # Notebook display (verigrad.report.notebook): the step as math.
+    def _repr_latex_(self):
+        return "$" + self.latex + "$" if self.latex else None
+
+    def _repr_html_(self):
+        from verigrad.report.notebook import step_html
+        return step_html(self)
+
 
 @dataclass
 class TheoremRecord:
@@ -102,6 +110,15 @@ class TheoremRecord:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("steps", "cached")}
         d["steps"] = [s.to_json() for s in self.steps]
         return d
+
+    # Notebook display (verigrad.report.notebook): the statement as math, with its status.
+    def _repr_latex_(self):
+        from verigrad.report.notebook import record_latex
+        return record_latex(self)
+
+    def _repr_html_(self):
+        from verigrad.report.notebook import record_html
+        return record_html(self)
 
     @staticmethod
     def from_json(d: dict) -> "TheoremRecord":

@@ -17,6 +17,15 @@ class Statement:
     def replace_side(self, name, new):
         raise NotImplementedError
 
+    # Notebook display (verigrad.report.notebook): the kernel equation it means.
+    def _repr_latex_(self):
+        from verigrad.report.notebook import dollars, pair_latex
+        return dollars(pair_latex(*self.pair()))
+
+    def _repr_html_(self):
+        from verigrad.report.notebook import statement_html
+        return statement_html(self)
+
 
 class Equality(Statement):
     def __init__(self, lhs, rhs):

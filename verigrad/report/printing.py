@@ -128,6 +128,18 @@ def _lpoly(p: Poly) -> str:
     return poly_str(p).replace("*", " ")
 
 
+def _ends_in_subscript(s: str) -> bool:
+    """Whether LaTeX ``s`` ends in a subscript group ``_{...}``."""
+    if not s.endswith("}"):
+        return False
+    depth = 0
+    for k in range(len(s) - 1, -1, -1):
+        depth += {"}": 1, "{": -1}.get(s[k], 0)
+        if depth == 0:
+            return s[k - 1:k] == "_"
+    return False
+
+
 def latex(t: T.Term) -> str:
     return _latex(t)[0]
 
@@ -148,7 +160,10 @@ def _latex(t):
     if isinstance(t, T.Named):
         return _name(t.name), 5
     if isinstance(t, T.Index):
-        return p(t.base, 5)[0] + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}", 5
+        base = p(t.base, 5)[0]
+        if _ends_in_subscript(base):            # an entry of a comprehension: no double subscript
+            base = "{" + base + "}"
+        return base + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}", 5
     if isinstance(t, T.Lamda):
         rng = r",\, ".join(f"{_name(v.name)} < {_lpoly(v.size)}" for v in t.idxs)
         return r"\left[" + latex(t.body) + r"\right]_{" + rng + "}", 5
@@ -235,4 +250,11 @@ def statement_latex(th) -> str:
     return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
 
 
-T.printer.update(text=text, latex=latex, statement=statement, statement_latex=statement_latex, condition=condition)
+def statement_html(th) -> str:
+    """A theorem as HTML with MathML, for notebooks (``Theorem._repr_html_``)."""
+    from .notebook import theorem_html
+    return theorem_html(th)
+
+
+T.printer.update(text=text, latex=latex, statement=statement, statement_latex=statement_latex, condition=condition,
+                 statement_html=statement_html)
