@@ -1,3 +1,110 @@
 """Train-step assembly and StableHLO emission (untrusted): one module per step; the
 render tie re-imports the emitted text and has the kernel check it against the
-certified math, so neither this printer nor JAX's lowering is trusted."""
+certified math, so neither this printer nor JAX's lowering is trusted.
+
+    from verigrad.render import render
+    out = render("vit", "build/vit", batch=64, opt="adamw", drop_path=0.1)
+
+writes ``train_step.mlir``, ``forward.mlir`` and ``manifest.json`` (the layout the
+runtime reads, the hyperparameters, the sha256 of each file, the checks made and the
+certificates) and ties both modules to the math (``tie``): CHECKED at the rendered
+sizes, or an error naming the result that is not.
+
+Modules: ``step`` (the train step as one JAX function and its argument layout),
+``optimizers`` (SGD, Nesterov momentum, AdamW), ``emit`` (lowering, module checks,
+files), ``programs`` and ``tie`` (the render tie), ``autodiff`` (the plain-JAX
+reference step, for tests and benchmarks only).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .optimizers import OPTIMIZERS, hyperparameters
+from .step import Config, build_network
+
+
+class TieFailed(RuntimeError):
+    """The emitted text does not (provably) denote the certified math."""
+
+    def __init__(self, tie, directory):
+        self.tie, self.directory = tie, directory
+        super().__init__(f"{directory}: the render tie failed: {tie.summary()}")
+
+
+def configure(net, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
+              label_smoothing: float = 0.1, options=None, **hyper):
+    """``(network, Config)`` for a net name of ``verigrad.nn.nets`` (built at
+    ``batch``, default 64, with the builder's keyword ``options``) or a ``Network``
+    (its own batch; ``drop_path > 0`` keeps its sites, 0 leaves them absent; the
+    manifest then cannot rebuild it, so tying it again needs it passed back)."""
+    if not 0 <= drop_path < 1:
+        raise ValueError(f"drop-path rate must be in [0, 1), got {drop_path}")
+    if clip is not None and not clip > 0:
+        raise ValueError(f"the clipping norm must be positive, got {clip}")
+    if not 0 <= label_smoothing < 1:
+        raise ValueError(f"label smoothing must be in [0, 1), got {label_smoothing}")
+    optimizer = hyperparameters(opt, **hyper)
+    if isinstance(net, str):
+        cfg = Config(net, 64 if batch is None else int(batch), optimizer, float(drop_path), clip, label_smoothing,
+                     dict(options or {}))
+        if cfg.batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        return build_network(cfg), cfg
+    b = int(net.layer.x[0])
+    if batch is not None and int(batch) != b:
+        raise ValueError(f"network {net.name} is built for batch {b}, not {batch}")
+    if options:
+        raise ValueError("builder options are for a network given by name")
+    return net, Config(net.name, b, optimizer, float(drop_path), clip, label_smoothing, None)
+
+
+def render(net, out_dir, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
+           label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None, **hyper) -> Path:
+    """Render ``net`` (a name or a ``Network``) into ``out_dir`` and return it.
+
+    With ``tie`` (the default) the written text is tied to the math before the
+    manifest is written; a failure raises ``TieFailed`` (the manifest records it).
+    ``hyper`` overrides optimizer hyperparameters (``weight_decay=0.1``, ...);
+    ``progress(what, done, total)`` is called as the tie goes."""
+    out, result = render_and_tie(net, out_dir, batch, opt, drop_path, clip, label_smoothing, tie, progress, options,
+                                 **hyper)
+    if result is not None and not result.ok:
+        raise TieFailed(result, out)
+    return out
+
+
+def render_and_tie(net, out_dir, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
+                   label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None, **hyper):
+    """``render`` that returns ``(directory, Tie or None)`` instead of raising."""
+    from . import emit as E
+    from .tie import tie_files
+    network, cfg = configure(net, batch, opt, drop_path, clip, label_smoothing, options, **hyper)
+    em = E.emit(network, cfg)
+    out = E.write_modules(em, out_dir)
+    certificates = pending_certificates()
+    result = None
+    if tie:
+        result = tie_files(out, network, cfg, em.layout, progress)
+        certificates["render_tie"] = result.certificate()
+    E.write_manifest(em, out, certificates)
+    return out, result
+
+
+def pending_certificates() -> dict:
+    """The ``certificates`` entries the certification of the network fills
+    (``verigrad.nn.certify``): the network's backward (by construction from the
+    layers' certificates) and the loss's backward. The render tie adds its own."""
+    note = "to be filled by the certificate of this piece (verigrad.nn.certify)"
+    return {"network_backward": {"status": "UNKNOWN", "note": note},
+            "loss_backward": {"status": "UNKNOWN", "layer": "softmax_xent", "note": note},
+            "render_tie": {"status": "UNKNOWN", "note": "not tied (rendered with tie=False)"}}
+
+
+def check(directory, net=None, progress=None):
+    """Tie an already rendered directory again: a ``verigrad.render.tie.Tie``."""
+    from .tie import tie_directory
+    return tie_directory(directory, net, progress)
+
+
+__all__ = ["render", "render_and_tie", "check", "configure", "Config", "TieFailed", "OPTIMIZERS", "hyperparameters",
+           "pending_certificates"]

@@ -1,0 +1,130 @@
+"""``verigrad render``: render a network's train step, or tie a rendered directory again."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+NAME = "render"
+HELP = "render a network's train step to StableHLO (train_step.mlir, forward.mlir, manifest.json) and tie it"
+
+
+def add_arguments(p):
+    p.add_argument("target", metavar="NET_OR_DIR",
+                   help="a network to render (mlp, cnn, resnet, vit), or a rendered directory to tie again")
+    p.add_argument("--out", metavar="DIR", help="where to write the rendered files (default: NET)")
+    p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], default="adamw")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--drop-path", type=float, dest="drop_path", default=0.1,
+                   help="drop-path rate (networks without sites ignore it; 0 renders no mask inputs)")
+    p.add_argument("--clip", type=float, help="clip gradients to this global norm")
+    p.add_argument("--label-smoothing", type=float, dest="label_smoothing", default=0.1)
+    p.add_argument("--weight-decay", type=float, dest="weight_decay", help="override the optimizer's weight decay")
+    p.add_argument("--no-tie", action="store_true", help="skip the render tie (the manifest then says UNKNOWN)")
+    p.add_argument("--json", action="store_true", help="print only a JSON summary")
+
+
+def run(args) -> int:
+    from verigrad.cli import UsageError
+    from verigrad.frontends.stablehlo import StableHLOError
+    from verigrad.run.manifest import ManifestError
+    from . import check, render_and_tie
+
+    target = Path(args.target)
+    progress = None if args.json else _Progress()
+    try:
+        if (target / "manifest.json").is_file():
+            with progress or _null():
+                tie = check(target, progress=progress)
+            directory = target
+        else:
+            from verigrad.nn.nets import NETS
+            if args.target not in NETS:
+                raise UsageError(f"{args.target}: neither a rendered directory (no manifest.json) nor a network "
+                                 f"({', '.join(NETS)})")
+            if args.batch < 1:
+                raise UsageError(f"--batch must be >= 1, got {args.batch}")
+            hyper = {} if args.weight_decay is None else {"weight_decay": args.weight_decay}
+            directory = Path(args.out or args.target)
+            with progress or _null():
+                directory, tie = render_and_tie(args.target, directory, batch=args.batch, opt=args.opt,
+                                                drop_path=args.drop_path, clip=args.clip,
+                                                label_smoothing=args.label_smoothing, tie=not args.no_tie,
+                                                progress=progress, **hyper)
+    except (ManifestError, StableHLOError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    summary = _summary(directory, tie)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print(directory, tie)
+    if tie is not None and not tie.ok:
+        print(f"verigrad render: {directory}: the render tie failed: {tie.summary()}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _summary(directory, tie) -> dict:
+    out = {"directory": str(directory), "status": tie.status if tie is not None else "UNKNOWN"}
+    if tie is not None:
+        out["modules"] = {k: {"results": len(v["results"]), "checked": sum(r["status"] == "CHECKED" for r in v["results"].values()),
+                              "cuts": v["cuts"], "obligations": v["obligations"], "kernel_seconds": v["kernel_seconds"],
+                              "seconds": v["seconds"]}
+                          for k, v in tie.certificate().items() if isinstance(v, dict) and "results" in v}
+        if not tie.ok:
+            out["failures"] = [{"module": k, "result": r.name, "status": r.status, "reason": r.reason}
+                               for k, r in tie.failures()]
+    return out
+
+
+def _print(directory, tie):
+    from rich.console import Console
+    from rich.table import Table
+    console = Console()
+    console.print(f"[bold]rendered[/] {directory}: train_step.mlir, forward.mlir, manifest.json")
+    if tie is None:
+        console.print("[yellow]not tied[/] (--no-tie): the manifest records the tie as UNKNOWN")
+        return
+    table = Table(title="render tie: each result of @main against the certified math, at the rendered sizes")
+    for col in ("module", "results", "status", "cuts", "obligations", "kernel s", "total s"):
+        table.add_column(col, justify="left" if col in ("module", "status") else "right")
+    for key, entry in tie.certificate().items():
+        if not (isinstance(entry, dict) and "results" in entry):
+            continue
+        statuses = [r["status"] for r in entry["results"].values()]
+        status = next((s for s in ("REFUTED", "UNKNOWN") if s in statuses), "CHECKED")
+        style = "green" if status == "CHECKED" else "red"
+        table.add_row(key, str(len(statuses)), f"[{style}]{status}", str(entry["cuts"]), str(entry["obligations"]),
+                      f"{entry['kernel_seconds']:.2f}", f"{entry['seconds']:.2f}")
+    console.print(table)
+    for key, r in tie.failures()[:10]:
+        console.print(f"[red]{r.status}[/] {key} {r.name}: {r.reason}")
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Progress:
+    """A rich progress bar per tied module: ``progress(what, done, total)``."""
+
+    def __enter__(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), transient=True)
+        self.p.__enter__()
+        self.tasks = {}
+        return self
+
+    def __call__(self, what: str, done: int, total: int):
+        if what not in self.tasks:
+            self.tasks[what] = self.p.add_task(what, total=total)
+        self.p.update(self.tasks[what], completed=done)
+
+    def __exit__(self, *exc):
+        self.p.__exit__(*exc)
+        return False
