@@ -27,8 +27,7 @@ def test_claim_is_proved_for_all_sizes(name):
 def test_proved_claim_agrees_numerically(name):
     """An independent check of each proof: finite differences at small sizes."""
     claim = PROVED[name]
-    from verigrad.kernel.terms import sizes_of
-    syms = sorted(set(sizes_of(claim.lhs)) | set(sizes_of(claim.rhs)), key=lambda s: s.name)
+    syms = sorted(set(claim.lhs.sizes) | set(claim.rhs.sizes), key=lambda s: s.name)
     for vals in ([1] * len(syms), [3, 2, 4][: len(syms)]):
         sizes = dict(zip(syms, vals))
         fixed = {}

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from verigrad.kernel import NotDifferentiable, Term, normal_form
-from verigrad.kernel.terms import sizes_of
 from .certificate import Counterexample
 from .evaluate import EvalError, concrete_shape, evaluate, random_values
 
@@ -35,7 +34,7 @@ def size_assignments(terms, span: int = 4, limit: int = 40):
     """Concrete size assignments, fewest elements first."""
     syms = set()
     for t in terms:
-        syms |= set(sizes_of(t))
+        syms |= set(t.sizes)
     syms = sorted(syms, key=lambda s: s.name)
     combos = [dict(zip(syms, vals)) for vals in itertools.product(*[range(s.lower, s.lower + span) for s in syms])]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from verigrad.kernel.terms import sizes_of
 from .evaluate import EvalError, evaluate
 
 TOL = 1e-7          # relative agreement required of an import (float64 on both sides)
@@ -77,9 +76,9 @@ def size_draws(symbols, seeds=(0, 1)):
 def _symbols(ob):
     syms = set()
     for _, v in ob.args:
-        syms |= set(sizes_of(v))
+        syms |= set(v.sizes)
     for c in ob.cots:
-        syms |= set(sizes_of(c))
+        syms |= set(c.sizes)
     return sorted(syms, key=lambda s: s.name)
 
 

@@ -19,13 +19,11 @@ them with XLA executing the same text.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from verigrad.kernel import KernelError, Term, Var
-from verigrad.kernel import terms as _terms
 
 # The MLIR Python bindings are semi-public: every use of them is in this module and in
 # stablehlo_rules.py, so a version bump of jaxlib touches two files.
@@ -200,19 +198,6 @@ class Imported:
             raise KeyError(f"no result named {name!r} (results: {', '.join(self.result_names)})") from None
 
 
-@contextmanager
-def _terse_printer():
-    """The kernel's ``Index`` formats its whole base term for a possible error message
-    on every construction (notes/kernel-requests/stablehlo.md); while importing, terms
-    print as their class name so that cost stays constant."""
-    saved = dict(_terms._printer)
-    _terms.install_printer(lambda t: type(t).__name__, lambda t: type(t).__name__)
-    try:
-        yield
-    finally:
-        _terms.install_printer(saved["text"], saved["latex"])
-
-
 def import_module(source, names=None, result_names=None, path: str = "<text>") -> Imported:
     """Interpret ``@main`` over kernel terms.
 
@@ -237,7 +222,7 @@ def import_module(source, names=None, result_names=None, path: str = "<text>") -
             raise StableHLOError(f"{p.path}: argument {name} of @main is empty ({spec}); empty tensors are not supported")
         inputs.append(Var(name, spec.shape))
     interp = R.Interpreter(p)
-    with p.context, _terse_printer():
+    with p.context:
         try:
             results = interp.call(p.main, list(inputs))
         except KernelError as e:  # a rule built an ill-formed term: an importer bug

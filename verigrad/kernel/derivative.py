@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, F1, FnA, JacA, LogA, MaxA, Mono, NF,
+from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, F1, FnA, LogA, MaxA, Mono, NF,
                      Normalizer, NotDifferentiable, ParenA, PrimeA, RIndA, SumA, mono_of, nf_atom, nf_const,
                      nf_mono)
 from .sizes import Poly, fresh_index
@@ -91,12 +91,12 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
         nz.use("deriv_indicator_off_kink")
         nz.need("offkink", a.u)
         return ZERO
-    if isinstance(a, ApplyA):
+    if isinstance(a, ApplyA) and a.argno is None:
         return _apply(nz, a, var, P)
     if isinstance(a, MaxA):
         raise NotDifferentiable(f"{a.kind} over an index depends on {var.name}; it must cancel before "
                                 "differentiation (the kernel has no derivative of max)")
-    if isinstance(a, (DFnA, JacA)):
+    if isinstance(a, (DFnA, ApplyA)):
         raise NotDifferentiable(f"second derivative of the opaque function {a.fn.name}")
     if isinstance(a, (ConstA, PrimeA)):
         return ZERO
@@ -135,7 +135,7 @@ def _apply(nz: Normalizer, a: ApplyA, var, P) -> NF:
         temps = [fresh_index(b.size) for b in t.binders]
         tk = nz.subst_nf(t.u, {b: Poly.sym(x) for b, x in zip(t.binders, temps)})
         dt = derivative(nz, tk, var, P)
-        jac = nf_atom(JacA(a.fn, k, a.args, a.idx + tuple(Poly.sym(x) for x in temps)))
+        jac = nf_atom(ApplyA(a.fn, k, a.args, a.idx + tuple(Poly.sym(x) for x in temps)))
         parts.append(nz.sum(temps, nz.mul(jac, dt)))
     return nz.add(*parts)
 

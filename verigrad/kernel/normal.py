@@ -15,7 +15,7 @@ LogA, FnA  ``log u``, ``tanh u``, ``erf u``, opaque ``f(u..)``; DFnA its partial
 ParenA     a sum ``u`` that cannot be multiplied out (a negative or fractional power)
 SumA       ``sum_{b1..bk} m``: the binders of one connected block of factors
 MaxA       ``max_b u`` / ``min_b u``
-ApplyA     ``f(T1..Tk)[I]`` for an opaque TensorFn; JacA its Jacobian entries ``[I, K]``
+ApplyA     ``f(T1..Tk)[I]`` for an opaque TensorFn, or its Jacobian entries ``[I, K]``
 =========  ==============================================================
 
 Everything is hash-consed, so two terms are equal in normal form exactly when their
@@ -29,7 +29,7 @@ nonzero, a kink that must be avoided), so each result states what it rests on.
 from __future__ import annotations
 
 from fractions import Fraction
-from math import gcd
+from math import gcd, lcm
 
 from . import sizes as S
 from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, bound_index, divide_exact,
@@ -315,19 +315,13 @@ class TensorNF:
 
 
 class ApplyA(Atom):
-    def _build(self, fn, args, idx):
-        self.fn, self.args, self.idx = fn, args, idx
-        iv, tv, h = _deps(*args, *idx)
-        self._set(f"ap:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
-                  iv, tv | {fn}, h)
-
-
-class JacA(Atom):
+    """``f(T1..Tk)[I]``, or with ``argno`` the Jacobian entry ``d f(T)[I] / d T_argno[K]``
+    at ``idx = I + K``."""
     def _build(self, fn, argno, args, idx):
         self.fn, self.argno, self.args, self.idx = fn, argno, args, idx
         iv, tv, h = _deps(*args, *idx)
-        self._set(f"jac{argno}:{fn.skey}(" + ",".join(a.skey for a in args) + f")[{','.join(p.skey for p in idx)}]",
-                  iv, tv | {fn}, h)
+        self._set(f"ap{'' if argno is None else argno}:{fn.skey}(" + ",".join(a.skey for a in args)
+                  + f")[{','.join(p.skey for p in idx)}]", iv, tv | {fn}, h)
 
 
 # -- rational powers of rationals -------------------------------------------------------
@@ -360,7 +354,6 @@ def _ratpow(c: Fraction, e: Fraction):
 
 
 _REL_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
-_REL_FIX = {"<": ">", "<=": ">="}
 
 
 # -- the normalizer -------------------------------------------------------------------
@@ -560,7 +553,7 @@ class Normalizer:
         num = den = 0
         for _, c in x.terms:
             num, den = gcd(num, c.numerator), gcd(den, c.denominator)
-        g = Fraction(num, 1) / Fraction(_lcm([c.denominator for _, c in x.terms]))
+        g = Fraction(num, lcm(*[c.denominator for _, c in x.terms]))
         if g != 1 and (e.denominator == 1 or pos):
             self.use("pow_content")
             coef, primes = _ratpow(g, e)
@@ -629,9 +622,9 @@ class Normalizer:
         if isinstance(a, MaxA):
             t = fresh_index(a.b.size)
             return self.max(t, self.subst_nf(a.u, {**mp, a.b: Poly.sym(t)}), a.kind)
-        if isinstance(a, (ApplyA, JacA)):
-            args, idx = tuple(self.subst_tensor(x, mp) for x in a.args), tuple(sp(p) for p in a.idx)
-            return nf_atom(ApplyA(a.fn, args, idx) if isinstance(a, ApplyA) else JacA(a.fn, a.argno, args, idx))
+        if isinstance(a, ApplyA):
+            return nf_atom(ApplyA(a.fn, a.argno, tuple(self.subst_tensor(x, mp) for x in a.args),
+                                  tuple(sp(p) for p in a.idx)))
         raise KernelError(f"cannot substitute in atom {a!r}")
 
     def subst_tensor(self, x: TensorNF, mp: dict) -> TensorNF:
@@ -684,10 +677,8 @@ class Normalizer:
             return SumA(a.binders, self.rename_mono(a.m, mp))
         if isinstance(a, MaxA):
             return MaxA(a.b, rn(a.u), a.kind)
-        if isinstance(a, (ApplyA, JacA)):
-            args = tuple(TensorNF(x.binders, rn(x.u)) for x in a.args)
-            idx = tuple(rp(p) for p in a.idx)
-            return ApplyA(a.fn, args, idx) if isinstance(a, ApplyA) else JacA(a.fn, a.argno, args, idx)
+        if isinstance(a, ApplyA):
+            return ApplyA(a.fn, a.argno, tuple(TensorNF(x.binders, rn(x.u)) for x in a.args), tuple(rp(p) for p in a.idx))
         return _the_atom(self.subst_atom(a, mp))
 
     def rename_mono(self, m: Mono, mp: dict) -> Mono:
@@ -729,7 +720,7 @@ class Normalizer:
                 self.use("delta_decide")
                 return ZERO
             p = Poly({m: c // g for m, c in p.terms.items()})
-        lead = min((m for m in p.terms if m), key=lambda m: _mono_str(m))
+        lead = min((m for m in p.terms if m), key=S._mono_key)
         if p.terms[lead] < 0:
             p = -p
         if ppositive(p) or ppositive(-p):
@@ -913,40 +904,24 @@ class Normalizer:
                     self.use("delta_elim")
                     rest = mono_of({f: e for f, e in m.factors if f is not a})
                     body = self.subst_mono(rest, {b: s})
-                    guard = self.mul(self.ind(s), self.ind(b.size - 1 - s))
+                    guard = self._in_range(s, b.size)
                     if divisible is not None:
                         guard = self.mul(guard, self.delta(divisible))
                     return self.mul(out, self.sum([c for c in bs if c is not b], self.mul(body, guard)))
-        # 4. Re-index a binder confined by indicators to a window of constant width.
+        # 4. A binder confined by indicators: re-index it over its window, or pin it.
         for b in bs:
-            window = _window(m, b)
-            if window is not None and (not b.size.is_const() or window[1] < b.size.const_value()):
-                lo, width = window
+            conf = _confine(m, b)
+            if conf is not None:
                 self.use("sum_window")
-                t = fresh_index(Poly.const(width))
-                body = self.subst_mono(m, {b: Poly.sym(t) + lo})
-                guard = self.mul(self.ind(Poly.sym(t) + lo), self.ind(b.size - 1 - Poly.sym(t) - lo))
-                return self.mul(out, self.sum([c for c in bs if c is not b] + [t], self.mul(body, guard)))
-            pin = None if window is not None else _pinned(m, b)
-            if pin is not None:                  # [L <= c b <= L + c - 1] pins b to ceil(L / c)
-                self.use("sum_window")
-                point, used = pin
-                rest = mono_of({a: e for a, e in m.factors if a not in used})
-                guard = self.mul(self.ind(point), self.ind(b.size - 1 - point))
-                return self.mul(out, self.sum([c for c in bs if c is not b],
-                                              self.mul(self.subst_mono(rest, {b: point}), guard)))
-            high = None if window is not None else _high(m, b)
-            if high is not None:                 # sum_{b<N} [b <= U] f(b) = sum_{s<U+1} f(s), U < N
-                self.use("sum_window")
-                t = fresh_index(high + 1)
-                return self.mul(out, self.sum([c for c in bs if c is not b] + [t],
-                                              self.subst_mono(m, {b: Poly.sym(t)})))
-            low = None if window is not None else _low(m, b)
-            if low is not None:                  # sum_{b<N} [b >= L] f(b) = sum_{t<N-L} f(t + L)
-                self.use("sum_window")
-                t = fresh_index(b.size - low)
-                return self.mul(out, self.sum([c for c in bs if c is not b] + [t],
-                                              self.subst_mono(m, {b: Poly.sym(t) + low})))
+                rest = [c for c in bs if c is not b]
+                if conf[0] == "pin":
+                    _, point, used = conf
+                    body = self.subst_mono(mono_of({a: e for a, e in m.factors if a not in used}), {b: point})
+                    return self.mul(out, self.sum(rest, self.mul(body, self._in_range(point, b.size))))
+                t = fresh_index(conf[2])
+                at = Poly.sym(t) + conf[1]
+                return self.mul(out, self.sum(rest + [t], self.mul(self.subst_mono(m, {b: at}),
+                                                                   self._in_range(at, b.size))))
         # 5. Merge binders read only as i*w + j (j < w) into one of range h*w.
         for i in bs:
             for j in bs:
@@ -985,6 +960,10 @@ class Normalizer:
         for bl_bs, bl_f in blocks.values():
             res = self.mul(res, self._nest(bl_bs, bl_f))
         return self.mul(out, res)
+
+    def _in_range(self, p: Poly, size: Poly) -> NF:
+        """``[0 <= p < size]``."""
+        return self.mul(self.ind(p), self.ind(size - 1 - p))
 
     def _nest(self, bs, factors) -> NF:
         """``sum_{bs} prod factors`` miniscoped: the binder read by the fewest factors (a
@@ -1102,7 +1081,7 @@ class Normalizer:
             out = n(t.base, e + idx, env)
             if t.total:
                 for p, s in zip(e, t.base.shape):
-                    out = self.mul(out, self.mul(self.ind(p), self.ind(s - 1 - p)))
+                    out = self.mul(out, self._in_range(p, s))
             return out
         if isinstance(t, T.Lamda):
             k = len(t.idxs)
@@ -1135,12 +1114,12 @@ class Normalizer:
             return n(t.body, idx, env)
         if isinstance(t, T.Apply):
             args = tuple(self.tensor_of(a, env) for a in t.operands)
-            return nf_atom(ApplyA(t.fn, args, idx))
+            return nf_atom(ApplyA(t.fn, None, args, idx))
         if isinstance(t, T.Vjp):
             args = tuple(self.tensor_of(a, env) for a in t.operands)
             temps = [fresh_index(s) for s in t.cot.shape]
             out_idx = tuple(Poly.sym(v) for v in temps)
-            return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(JacA(t.fn, t.argno, args, out_idx + idx))))
+            return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(ApplyA(t.fn, t.argno, args, out_idx + idx))))
         if isinstance(t, T.At):
             # Only a body that takes no derivative in its params normalizes (by substitution).
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
@@ -1223,79 +1202,44 @@ def _the_atom(u: NF) -> Atom:
     return one[0].factors[0][0]
 
 
-def _window(m: Mono, b: IndexVar):
-    """``(lo, width)`` when indicators in ``m`` confine ``b`` to ``[lo, lo + width)`` for a
-    constant width, else None."""
-    lows, highs = [], []
+def _confine(m: Mono, b: IndexVar):
+    """How indicators ``[c b + r >= 0]`` in ``m`` confine ``b``: ``("pin", point, the two
+    indicators)`` for ``L <= c b <= L + c - 1`` (one value, ``ceil(L / c)``, for any
+    coefficient c >= 1); ``("range", offset, width)`` for a window of constant width
+    narrower than b's range, a constant lower bound, or an upper bound below b's; else
+    None."""
+    lows, highs = {}, {}
     for a, _ in m.factors:
         split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
-        if split and split[0].is_const() and split[0].const_value() in (1, -1) and b not in split[1].symbols():
-            (lows if split[0].const_value() == 1 else highs).append(-split[1] if split[0].const_value() == 1
-                                                                      else split[1])
-    for lo in lows:
-        for hi in highs:
-            w = hi - lo
-            if w.is_const() and w.const_value() >= 0:
-                return lo, w.const_value() + 1
-    return None
-
-
-def _pinned(m: Mono, b: IndexVar):
-    """``(ceil(L / c), the two indicators)`` when indicators in ``m`` say
-    ``L <= c b <= L + c - 1`` for a coefficient ``c >= 1`` (a number or a size): one
-    value of b is left."""
-    bounds = {}
-    for a, _ in m.factors:
-        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
-        if not split or b in split[1].symbols() or split[0].index_atoms():
-            continue
-        c, r = split
-        if ppositive(c):
-            bounds.setdefault(c, []).append((True, r, a))
-        elif ppositive(-c):
-            bounds.setdefault(-c, []).append((False, r, a))
-    for c, found in bounds.items():
-        for up, r_lo, a_lo in found:
-            for down, r_hi, a_hi in found:
-                if up and not down and r_hi + r_lo is c - 1:
-                    return floordiv(c - 1 - r_lo, c), {a_lo, a_hi}
-    return None
-
-
-def _low(m: Mono, b: IndexVar):
-    """A constant lower bound ``L >= 1`` that an indicator in ``m`` puts on ``b``, or None."""
-    for a, _ in m.factors:
-        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
-        if split and split[0] is S.ONE and split[1].is_const() and split[1].const_value() <= -1:
-            return -split[1]
-    return None
-
-
-def _high(m: Mono, b: IndexVar):
-    """A size-expression upper bound ``U < b.size - 1`` that an indicator in ``m`` puts
-    on ``b`` (``[U - b >= 0]``), or None."""
-    for a, _ in m.factors:
-        split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
-        if split and split[0].is_const() and split[0].const_value() == -1 and not split[1].index_atoms() \
-                and nonneg(split[1]) and ppositive(b.size - 1 - split[1]):
-            return split[1]
+        if split and b not in split[1].symbols() and not split[0].index_atoms():
+            c, r = split
+            if ppositive(c):
+                lows.setdefault(c, []).append((r, a))
+            elif ppositive(-c):
+                highs.setdefault(-c, []).append((r, a))
+    for c, found in lows.items():
+        for r_lo, a_lo in found:
+            for r_hi, a_hi in highs.get(c, ()):
+                if r_hi + r_lo is c - 1:
+                    return "pin", floordiv(c - 1 - r_lo, c), {a_lo, a_hi}
+    lo, hi = [-r for r, _ in lows.get(S.ONE, ())], [r for r, _ in highs.get(S.ONE, ())]
+    for low in lo:
+        for high in hi:
+            w = high - low
+            if w.is_const() and 0 <= w.const_value() and (not b.size.is_const() or w.const_value() + 1 < b.size.const_value()):
+                return "range", low, Poly.const(w.const_value() + 1)
+    for low in lo:
+        if low.is_const() and low.const_value() >= 1:
+            return "range", low, b.size - low
+    for high in hi:
+        if not high.index_atoms() and nonneg(high) and ppositive(b.size - 1 - high):
+            return "range", S.ZERO, high + 1
     return None
 
 
 def _mentions(m: Mono, p: Poly) -> bool:
     """Whether the key of ``p`` (up to its constant) occurs in ``m`` (a cheap guide)."""
     return (p - p.const_value()).skey in m.skey
-
-
-def _lcm(xs) -> int:
-    out = 1
-    for x in xs:
-        out = out * x // gcd(out, x)
-    return out
-
-
-def _mono_str(m) -> str:
-    return ".".join(f"{s.skey}^{k}" for s, k in m)
 
 
 def _solve_unit(p: Poly, v: IndexVar):

@@ -26,8 +26,10 @@ def _sums(binders, body):
     return body
 
 
-def _jacobian(a: N.JacA) -> T.Term:
-    """``J[I, K]`` as the VJP of the one-hot cotangent at ``I``."""
+def _apply(a: N.ApplyA) -> T.Term:
+    """``f(T)[I]``; a Jacobian entry ``J[I, K]`` as the VJP of the one-hot cotangent at ``I``."""
+    if a.argno is None:
+        return T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True)
     out = a.idx[:len(a.fn.out_shape)]
     hot = [T.IndexVar(f"o{j}", s) for j, s in enumerate(a.fn.out_shape)]
     deltas = [T.Delta(h, e) for h, e in zip(hot, out)]
@@ -54,8 +56,7 @@ _ATOMS = {
     N.ParenA: lambda a: reify(a.u),
     N.SumA: lambda a: _sums(a.binders, _mono(a.m)),
     N.MaxA: lambda a: T.ReduceMax(a.b, reify(a.u), a.kind),
-    N.ApplyA: lambda a: T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True),
-    N.JacA: _jacobian,
+    N.ApplyA: _apply,
 }
 
 

@@ -115,13 +115,6 @@ def show(t) -> str:
     return printer["text"](t)
 
 
-_printer = printer                          # TODO(lead): remove once the StableHLO importer
-
-
-def install_printer(text, latex):           # no longer swaps printers (kernel request done)
-    printer.update(text=text, latex=latex)
-
-
 def map_args(t: Term, f, fp=None) -> Term:
     """``t`` rebuilt (and re-checked) with ``f`` applied to each direct subterm and
     ``fp`` (if given) to each integer expression among its arguments."""
@@ -787,10 +780,3 @@ def _sizes_in(x, out: set):
     elif isinstance(x, tuple):
         for y in x:
             _sizes_in(y, out)
-
-
-
-
-def sizes_of(t: Term) -> frozenset:
-    """The size symbols a term's shapes, ranges and indices mention."""
-    return t.sizes
