@@ -49,5 +49,30 @@ def binder_order(bs, factors):
     return best
 
 
+def nest_order(bs, factors, scope):
+    """The binder read by the fewest factors (a proper subset of the block's) is summed
+    first. The choice depends only on which factors read which binders, ties broken by
+    the factors' keys with the binders blanked, so alpha-equivalent sums nest alike."""
+    cands = [b for b in bs if len(scope[b]) < len(factors)]
+    if not cands:
+        return None
+    least = min(len(scope[b]) for b in cands)
+    cands = [b for b in cands if len(scope[b]) == least]
+    if len(cands) > 1:
+        keys = [(a.skey, e) for a, e in factors]
+
+        def blank(b):
+            out = []
+            for i in sorted(scope[b]):
+                k = keys[i][0]
+                for w in bs:
+                    k = k.replace(w.skey, "@" if w is b else "#")
+                out.append((k, keys[i][1]))
+            return tuple(sorted(out))
+        cands.sort(key=blank)
+    return cands[0]
+
+
 def install():
     normal.binder_order = binder_order
+    normal.nest_order = nest_order

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verigrad.kernel import NotDifferentiable, Term, normal_form
+from verigrad.kernel import NotDifferentiable, Term
+from verigrad.certify.normal_form import normal_form
 from .certificate import Counterexample
 from .evaluate import EvalError, concrete_shape, evaluate, random_values
 

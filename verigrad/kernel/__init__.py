@@ -21,6 +21,6 @@ from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, 
 from .normal import NotDifferentiable
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
-                      rewrite, discharge, at_elim, instantiate, prove_equal, vjp_statement, normal_form)
+                      rewrite, discharge, at_elim, instantiate, prove_equal, vjp_statement)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

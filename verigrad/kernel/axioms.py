@@ -21,16 +21,9 @@ class Axiom:
 AXIOMS: dict[str, Axiom] = {}
 
 
-def register(name: str, statement: str, why: str) -> Axiom:
-    if name in AXIOMS:
-        raise ValueError(f"axiom {name!r} is already registered")
-    ax = Axiom(name, statement, why)
-    AXIOMS[name] = ax
-    return ax
-
-
-def _r(name, statement, why):
-    register(name, statement, why)
+def _r(name: str, statement: str, why: str):
+    assert name not in AXIOMS, name
+    AXIOMS[name] = Axiom(name, statement, why)
 
 
 # Ring and power laws -------------------------------------------------------------------

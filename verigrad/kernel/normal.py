@@ -32,8 +32,8 @@ from fractions import Fraction
 from math import gcd, lcm
 
 from . import sizes as S
-from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, bound_index, divide_exact,
-                    floordiv, fresh_index, nonneg, positive as ppositive)
+from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, _intern, bound_index,
+                    divide_exact, floordiv, fresh_index, nonneg, positive as ppositive)
 from . import terms as T
 
 
@@ -41,7 +41,6 @@ class NotDifferentiable(KernelError):
     """The derivative needs a rule the kernel does not have (max, a second derivative)."""
 
 
-_interned: dict = {}
 _EMPTY: frozenset = frozenset()
 F0, F1 = 0, 1
 
@@ -52,17 +51,6 @@ def _q(x):
     if type(x) is int:
         return x
     return x.numerator if x.denominator == 1 else x
-
-
-def _intern(cls, args):
-    key = (cls, args)
-    obj = _interned.get(key)
-    if obj is None:
-        obj = object.__new__(cls)
-        obj._args = args
-        obj._build(*args)
-        _interned[key] = obj
-    return obj
 
 
 def _fr(e) -> str:
@@ -78,7 +66,7 @@ class Mono:
     def __new__(cls, factors: tuple):
         return _intern(cls, factors)
 
-    def _build(self, *factors):
+    def _init(self, *factors):
         self.factors = factors
         self.skey = "*".join(f"{a.skey}^{_fr(e)}" for a, e in factors)
         self.ivars = _EMPTY.union(*[a.ivars for a, _ in factors])
@@ -116,7 +104,7 @@ class NF:
     def __new__(cls, terms: tuple):
         return _intern(cls, terms)
 
-    def _build(self, *terms):
+    def _init(self, *terms):
         self.terms = terms
         self.skey = "(" + " + ".join(f"{_fr(c)}:{m.skey}" for m, c in terms) + ")"
         self.ivars = _EMPTY.union(*[m.ivars for m, _ in terms])
@@ -203,7 +191,7 @@ def _deps(*parts):
 
 
 class EntryA(Atom):
-    def _build(self, var, idx):
+    def _init(self, var, idx):
         self.var, self.idx = var, idx
         f = var.facts if isinstance(var, T.Var) else frozenset()
         self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", _deps(*idx)[0], (var,),
@@ -217,7 +205,7 @@ class EntryA(Atom):
 
 
 class IntA(Atom):
-    def _build(self, sym):
+    def _init(self, sym):
         self.sym = sym
         iv = {sym} if isinstance(sym, IndexVar) else (_pvars(Poly.sym(sym)) if isinstance(sym, FloorDiv) else set())
         self._set(f"int:{sym.skey}", iv, positive=isinstance(sym, SizeSym),
@@ -225,49 +213,49 @@ class IntA(Atom):
 
 
 class ConstA(Atom):
-    def _build(self, name):
+    def _init(self, name):
         self.name = name
         self._set(f"const:{name}", positive=True)
 
 
 class PrimeA(Atom):
-    def _build(self, p):
+    def _init(self, p):
         self.p = p
         self._set(f"prime:{p:020d}", positive=True)
 
 
 class DeltaA(Atom):
-    def _build(self, p):
+    def _init(self, p):
         self.p = p
         self._set(f"delta:{p.skey}", _pvars(p), nonneg=True, idem=True)
 
 
 class IndA(Atom):
-    def _build(self, p):
+    def _init(self, p):
         self.p = p
         self._set(f"ind:{p.skey}", _pvars(p), nonneg=True, idem=True)
 
 
 class RIndA(Atom):
-    def _build(self, u, rel):
+    def _init(self, u, rel):
         self.u, self.rel = u, rel
         self._set(f"rind:{u.skey}{rel}0", u.ivars, u.tvars, u.height, nonneg=True, idem=True)
 
 
 class ExpA(Atom):
-    def _build(self, m):
+    def _init(self, m):
         self.m = m
         self._set(f"exp:{m.skey}", m.ivars, m.tvars, m.height, positive=True)
 
 
 class LogA(Atom):
-    def _build(self, u):
+    def _init(self, u):
         self.u = u
         self._set(f"log:{u.skey}", u.ivars, u.tvars, u.height)
 
 
 class FnA(Atom):
-    def _build(self, fn, args):
+    def _init(self, fn, args):
         self.fn, self.args = fn, args
         name = fn if isinstance(fn, str) else fn.skey
         iv, tv, h = _deps(*args)
@@ -275,20 +263,20 @@ class FnA(Atom):
 
 
 class DFnA(Atom):
-    def _build(self, fn, k, args):
+    def _init(self, fn, k, args):
         self.fn, self.k, self.args = fn, k, args
         iv, tv, h = _deps(*args)
         self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")", iv, tv | {fn}, h)
 
 
 class ParenA(Atom):
-    def _build(self, u, pos):
+    def _init(self, u, pos):
         self.u = u
         self._set(f"paren{'+' if pos else ''}:{u.skey}", u.ivars, u.tvars, u.height, positive=pos)
 
 
 class SumA(Atom):
-    def _build(self, binders, m):
+    def _init(self, binders, m):
         self.binders, self.m = binders, m
         rng_pos = all(ppositive(b.size) for b in binders)
         self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}", m.ivars - set(binders), m.tvars,
@@ -296,7 +284,7 @@ class SumA(Atom):
 
 
 class MaxA(Atom):
-    def _build(self, b, u, kind):
+    def _init(self, b, u, kind):
         self.b, self.u, self.kind = b, u, kind
         self._set(f"{kind}[{b.skey}]{{{u.skey}}}", u.ivars - {b}, u.tvars, u.height + 1, positive=u.positive)
 
@@ -308,7 +296,7 @@ class TensorNF:
     def __new__(cls, binders, u):
         return _intern(cls, (binders, u))
 
-    def _build(self, binders, u):
+    def _init(self, binders, u):
         self.binders, self.u = binders, u
         self.skey = f"lam[{','.join(b.skey for b in binders)}]{{{u.skey}}}"
         self.ivars, self.tvars, self.height = u.ivars - set(binders), u.tvars, u.height + 1
@@ -317,7 +305,7 @@ class TensorNF:
 class ApplyA(Atom):
     """``f(T1..Tk)[I]``, or with ``argno`` the Jacobian entry ``d f(T)[I] / d T_argno[K]``
     at ``idx = I + K``."""
-    def _build(self, fn, argno, args, idx):
+    def _init(self, fn, argno, args, idx):
         self.fn, self.argno, self.args, self.idx = fn, argno, args, idx
         iv, tv, h = _deps(*args, *idx)
         self._set(f"ap{'' if argno is None else argno}:{fn.skey}(" + ",".join(a.skey for a in args)
@@ -966,32 +954,15 @@ class Normalizer:
         return self.mul(self.ind(p), self.ind(size - 1 - p))
 
     def _nest(self, bs, factors) -> NF:
-        """``sum_{bs} prod factors`` miniscoped: the binder read by the fewest factors (a
-        proper subset of the block's) is summed innermost, with the binders read only
-        there, and so on outwards: ``sum_j e_j`` inside a larger sum becomes the same
-        atom as a softmax's denominator, and the two cancel. Choices depend only on
-        which factors read which binders (ties broken by keys with the binders
-        blanked), so alpha-equivalent sums nest alike."""
+        """``sum_{bs} prod factors`` miniscoped: a binder ``v`` whose factors are a proper
+        subset of the block's is summed innermost (with the binders read only there):
+        ``sum_j e_j`` inside a larger sum becomes the same atom as a softmax's
+        denominator, and the two cancel. Which ``v`` is an untrusted choice
+        (``nest_order``): any is sound, a canonical one makes equal sums nest alike."""
         scope = {b: frozenset(i for i, (a, _) in enumerate(factors) if b in a.ivars) for b in bs}
-        every = frozenset(range(len(factors)))
-        cands = [b for b in bs if scope[b] != every]
-        if not cands:
+        v = nest_order(list(bs), list(factors), scope) if nest_order else None
+        if v is None or v not in scope or len(scope[v]) == len(factors):
             return nf_atom(self._canon_sum(bs, factors))
-        least = min(len(scope[b]) for b in cands)
-        cands = [b for b in cands if len(scope[b]) == least]
-        if len(cands) > 1:
-            keys = [(a.skey, e) for a, e in factors]
-
-            def blank(b):
-                out = []
-                for i in sorted(scope[b]):
-                    k = keys[i][0]
-                    for w in bs:
-                        k = k.replace(w.skey, "@" if w is b else "#")
-                    out.append((k, keys[i][1]))
-                return tuple(sorted(out))
-            cands.sort(key=blank)
-        v = cands[0]
         self.use("sum_nest")
         inner_bs = [w for w in bs if scope[w] <= scope[v]]
         inner = self._nest(inner_bs, [factors[i] for i in sorted(scope[v])])
@@ -1190,9 +1161,11 @@ def divisions(skey: str) -> list:
     return [o for o in S.FLOORDIVS if o.skey in skey]
 
 
-# An untrusted heuristic ``(binders, factors) -> binders in order``, installed by
-# ``verigrad.certify.canon``; without it binders keep their order.
+# Untrusted heuristics installed by ``verigrad.certify.canon`` (any answer is sound):
+# ``binder_order(binders, factors) -> binders in order`` names a sum's binders, and
+# ``nest_order(binders, factors, scope) -> binder or None`` picks the binder to sum first.
 binder_order = None
+nest_order = None
 
 
 def _the_atom(u: NF) -> Atom:

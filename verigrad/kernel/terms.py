@@ -29,9 +29,11 @@ def _shape_str(shape) -> str:
 
 class Term:
     """Base class of all terms. Subclasses set ``shape``, ``skey``, ``free_idx`` (free
-    index variables) and ``atoms`` (variables and function symbols occurring)."""
+    index variables) and ``atoms`` (variables and function symbols occurring); ``has_at``
+    and ``mentions`` (the atoms including those an ``At`` binds) are set here."""
 
-    __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "__weakref__", "__dict__")
+    __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "has_at", "mentions", "__weakref__",
+                 "__dict__")
 
     def __new__(cls, *args, **kw):
         try:                                    # the same raw arguments: already checked
@@ -59,6 +61,10 @@ class Term:
             _sizes_in(args, sizes)
             _sizes_in(obj.shape, sizes)
             obj.sizes = frozenset(sizes)
+            kids = [a for x in args for a in (x if isinstance(x, tuple) else (x,)) if isinstance(a, Term)]
+            obj.has_at = cls is At or any(k.has_at for k in kids)
+            obj.mentions = obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ()) \
+                if obj.has_at else obj.atoms
             _interned[key] = obj
         return obj
 
@@ -82,9 +88,6 @@ class Term:
     def __lt__(self, other):
         return self.skey < other.skey
 
-    def __repr__(self):
-        return show(self)
-
     # -- operator sugar; each maps one-to-one onto a constructor --------------------
     __add__ = lambda self, o: Add((self, as_term(o)))  # noqa: E731
     __radd__ = lambda self, o: Add((as_term(o), self))  # noqa: E731
@@ -100,19 +103,8 @@ class Term:
     def __getitem__(self, idx):
         return Index(self, idx if isinstance(idx, tuple) else (idx,))
 
-    def _repr_latex_(self):                      # notebooks: the term as math
-        return "$" + printer["latex"](self) + "$"
-
-
-# The display of terms, theorems and conditions; the printer lives outside the kernel
-# (verigrad.report.printing installs itself here), so these are bare fallbacks.
-printer = {"text": lambda t: t.skey, "latex": lambda t: r"\texttt{" + t.skey + "}",
-           "statement": lambda th: f"|- {th.lhs.skey} = {th.rhs.skey}", "statement_latex": lambda th: th.lhs.skey,
-           "condition": lambda c: f"{c.kind}: {c.term.skey}"}
-
-
-def show(t) -> str:
-    return printer["text"](t)
+# Display (repr, LaTeX) is attached by the printer, outside the kernel
+# (verigrad.report.printing), as in HOL Light.
 
 
 def map_args(t: Term, f, fp=None) -> Term:

@@ -31,12 +31,10 @@ class Condition:
     kind: str
     term: T.Term
 
-    def __str__(self):
-        return T.printer["condition"](self)
-
 
 class Theorem:
-    """``hyps |- lhs = rhs`` (under ``conds``), made only by kernel rules."""
+    """``hyps |- lhs = rhs`` (under ``conds``), made only by kernel rules. Its display
+    (``statement()``, ``latex()``, reprs) is attached by ``verigrad.report.printing``."""
     __slots__ = ("hyps", "conds", "lhs", "rhs", "rule", "parents", "used")
 
     def __init__(self, token, hyps, conds, lhs, rhs, rule, parents=(), used=()):
@@ -62,21 +60,6 @@ class Theorem:
             out |= th.used
             stack.extend(th.parents)
         return sorted(out)
-
-    def statement(self) -> str:
-        return T.printer["statement"](self)
-
-    def latex(self) -> str:
-        return T.printer["statement_latex"](self)
-
-    def __repr__(self):
-        return f"<Theorem {self.statement()}>"
-
-    def _repr_latex_(self):                      # notebooks: the statement as math
-        return "$" + self.latex() + "$"
-
-    def _repr_html_(self):
-        return T.printer.get("statement_html", lambda th: None)(self)
 
 
 def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
@@ -164,7 +147,7 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     cache, conds = {}, set()
 
     def go(t: T.Term, ats: tuple) -> T.Term:
-        if not th.lhs.atoms <= _mentioned(t):    # cannot occur in t: leave t alone
+        if not th.lhs.atoms <= t.mentions:    # cannot occur in t: leave t alone
             return t
         if t is th.lhs:
             for c in th.conds:
@@ -215,7 +198,7 @@ def at_elim(t: T.Term) -> Theorem:
     cache: dict = {}
 
     def go(u: T.Term) -> T.Term:
-        if not any(isinstance(a, T.At) for a in _ats_in(u)):
+        if not u.has_at:
             return u
         if u not in cache:
             v = T.map_args(u, go)
@@ -226,35 +209,6 @@ def at_elim(t: T.Term) -> Theorem:
     if new is t:
         raise KernelError(f"at_elim: no At in {t!r}")
     return _make((), (), t, new, "at_elim", (), {"at_elim"})
-
-
-def _mentioned(u: T.Term, _memo={}) -> frozenset:
-    """The variables and functions in ``u``, including those bound by an ``At`` in it."""
-    hit = _memo.get(u)
-    if hit is None:
-        hit = u.atoms
-        if _ats_in(u):
-            for a in u._args:
-                for b in (a if isinstance(a, tuple) else (a,)):
-                    if isinstance(b, T.Term):
-                        hit = hit | _mentioned(b)
-            if isinstance(u, T.At):
-                hit = hit | set(u.params)
-        _memo[u] = hit = frozenset(hit)
-    return hit
-
-
-def _ats_in(u: T.Term, _memo={}) -> tuple:
-    """The At nodes in ``u`` (a memoized scan: hash-consed terms never change)."""
-    hit = _memo.get(u)
-    if hit is None:
-        found = [u] if isinstance(u, T.At) else []
-        for a in u._args:
-            for b in (a if isinstance(a, tuple) else (a,)):
-                if isinstance(b, T.Term) and (sub := _ats_in(b)):
-                    found.append(sub[0])
-        hit = _memo[u] = tuple(found[:1])
-    return hit
 
 
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
@@ -389,15 +343,6 @@ def _closed(u: NF) -> T.Term:
     return T.subst(t, mapping)
 
 
-def normal_form(t: T.Term) -> T.Term:
-    """The normal form of ``t`` as a term (a Lamda over fresh indices for a tensor): a
-    view for numeric evaluation and display, which proves nothing."""
-    from .reify import reify
-    idx = [fresh_index(s, "k") for s in t.shape]
-    body = reify(Normalizer().norm(T.as_term(t), tuple(Poly.sym(v) for v in idx)))
-    return T.Lamda(idx, body) if idx else body
-
-
 def _shp(shape):
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
@@ -471,4 +416,4 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
 
 
 __all__ = ["Theorem", "Condition", "Failure", "refl", "assume", "symm", "trans", "index", "abstract",
-           "define", "rewrite", "discharge", "at_elim", "instantiate", "prove_equal", "vjp_statement", "normal_form"]
+           "define", "rewrite", "discharge", "at_elim", "instantiate", "prove_equal", "vjp_statement"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 
-from verigrad.kernel import normal_form
+from verigrad.certify.normal_form import normal_form
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import IndexVar, Poly
 

@@ -117,6 +117,8 @@ def _text(t):
 # -- LaTeX -------------------------------------------------------------------------------
 
 def _name(n: str) -> str:
+    if "@" in n or "/" in n:                # a generated name (dy@layer_norm, fc1/W): one upright word
+        return r"\mathrm{" + n.replace("_", r"\_") + "}"
     greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eps", "lambda", "mu", "sigma", "tau", "theta", "pi"}
     base, _, sub = n.partition("_")
     b = ("\\" + ("varepsilon" if base == "eps" else base)) if base in greek else (
@@ -256,5 +258,15 @@ def statement_html(th) -> str:
     return theorem_html(th)
 
 
-T.printer.update(text=text, latex=latex, statement=statement, statement_latex=statement_latex, condition=condition,
-                 statement_html=statement_html)
+def _install():
+    """Attach the display methods to the kernel's classes, which define none."""
+    from verigrad.kernel.theorem import Condition, Theorem
+    T.Term.__repr__ = text
+    T.Term._repr_latex_ = lambda t: "$" + latex(t) + "$"           # notebooks: the term as math
+    Condition.__str__ = condition
+    Theorem.statement, Theorem.latex, Theorem._repr_html_ = statement, statement_latex, statement_html
+    Theorem.__repr__ = lambda th: f"<Theorem {statement(th)}>"
+    Theorem._repr_latex_ = lambda th: "$" + statement_latex(th) + "$"
+
+
+_install()
