@@ -1,9 +1,9 @@
 """One site per test session: the whole theorem library (checked, cached) and a few
-certificates (two layers, every composition rule, the MLP). Certifying every layer and
+certificates (three layers, every composition rule, the MLP). Certifying every layer and
 network takes minutes; the pages do not need them all."""
 import pytest
 
-LAYERS = ["dense", "relu"]
+LAYERS = ["dense", "relu", "layer_norm"]
 NETWORKS = ["mlp"]
 
 

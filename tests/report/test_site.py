@@ -88,9 +88,13 @@ def test_theorem_page_shows_the_steps_and_links_each_to_the_steps_it_used(site, 
         assert f'href="../axioms.html#ax-{ax}"' in html
 
 
-def test_no_formula_of_the_library_falls_back_to_source(site, theorem_records):
+def test_no_formula_falls_back_to_source(site, theorem_records, certificate_records):
+    """Every statement and step of the library, and every certificate's statement
+    (generated names such as ``dy@layer_norm``, entries of comprehensions), is MathML."""
     for r in theorem_records:
         assert 'class="tex"' not in (site.root / theorem_href(r.name)).read_text(), r.name
+    for r in certificate_records:
+        assert 'class="tex"' not in (site.root / certificate_href(certificate_json(r))).read_text(), r.name
 
 
 def test_citations_both_ways_with_a_graph(site, theorem_records):

@@ -207,7 +207,7 @@ def _source(file: str) -> Raw:
         lines = Path(file).read_text().splitlines()
     except (OSError, ValueError):
         return Raw("")
-    body = "\n".join(h("span", h("a", str(k), href=f"#L{k}", class_="ln"), " ", line, id=f"L{k}")
+    body = "".join(h("span", h("a", str(k), href=f"#L{k}", class_="ln"), " ", line or " ", id=f"L{k}")
                      for k, line in enumerate(lines, 1))
     return Raw(h("h2", "Source", id="source") + h("pre", Raw(body), class_="source"))
 

@@ -38,11 +38,9 @@ def inline(s: str) -> Raw:
     return Raw("".join(h("code", p) if k % 2 else text(p) for k, p in enumerate(parts)))
 
 
-def prose(doc: str, first_only: bool = False) -> Raw:
+def prose(doc: str) -> Raw:
     """A docstring as paragraphs (blank lines separate them)."""
     paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", doc.strip()) if p.strip()]
-    if first_only:
-        paras = paras[:1]
     return Raw("".join(h("p", inline(p)) for p in paras))
 
 
