@@ -82,6 +82,10 @@ def test_search_open_a_theorem_see_its_math_and_follow_a_step(browser, site, the
     assert len(browser.find_elements(By.CSS_SELECTOR, "a.theorem")) == len(theorem_records)
 
     box = browser.find_element(By.ID, "search")
+    box.send_keys("no such theorem anywhere")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results li.none"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "#results a.hit")
+    box.clear()
     box.send_keys("trace cyclic three")
     hits = WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results a.hit"))
     assert hits[0].text == rec.name

@@ -108,3 +108,14 @@ def test_an_unproved_record_is_not_green(status):
     rec = TheoremRecord("area.claim", "area", "claim.py", status, reason="the goal is not reached", line=3)
     html = rec._repr_html_()
     assert f">{status}<" in html and "#1f7a3a" not in html and "line 3: the goal is not reached" in html
+
+
+def test_a_certificate_record_of_a_layer_displays_its_facts():
+    from verigrad.report.notebook import certificate_record_html
+    rec = {"kind": "layer", "name": "relu", "status": "PROVED", "wrt": {"x@relu": "PROVED"}, "axioms": ["ring"],
+           "sizes": ["B", "d"], "float32_error": 1.5e-8, "latex": r"\vdash \mathrm{dx}_{i} = \mathrm{dy}_{i}"}
+    html = certificate_record_html(rec)
+    assert "<math" in html and ">PROVED<" in html and "float32 error 1.5e-08" in html and "sizes B d" in html
+    unknown = certificate_record_html(dict(rec, status="UNKNOWN", wrt={"x@relu": "UNKNOWN"}, latex="",
+                                           detail="x@relu: no theorem"))
+    assert "#1f7a3a" not in unknown and "<math" not in unknown and "x@relu: no theorem" in unknown
