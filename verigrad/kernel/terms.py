@@ -141,10 +141,7 @@ def _check_index(e: Poly, size: Poly, where):
 
 
 def _union(sets):
-    out = set()
-    for s in sets:
-        out |= s
-    return out
+    return set().union(*sets)
 
 
 # -- leaves ------------------------------------------------------------------------------
@@ -274,38 +271,30 @@ def _broadcast(args, what):
     return shapes.pop() if shapes else ()
 
 
-class Add(Term):
-    """Element-wise sum of terms of one shape (scalars broadcast)."""
+class _Elementwise(Term):
+    """Element-wise ``+`` (``Add``) or ``*`` (``Mul``) of terms of one shape (scalars broadcast)."""
 
     @classmethod
     def _canon(cls, args):
         args = tuple(as_term(a) for a in args)
         if len(args) < 2:
-            raise KernelError("Add needs at least two terms")
+            raise KernelError(f"{cls.__name__} needs at least two terms")
         return (args,)
 
     def _build(self, args):
         self.terms = args
-        shape = _broadcast(args, "sum")
-        self._set(shape, lambda: "A(" + ",".join(a.skey for a in args) + ")",
+        tag = "A" if type(self) is Add else "M"
+        self._set(_broadcast(args, "sum" if tag == "A" else "product"),
+                  lambda: tag + "(" + ",".join(a.skey for a in args) + ")",
                   _union(a.free_idx for a in args), _union(a.atoms for a in args))
 
 
-class Mul(Term):
-    """Element-wise product of terms of one shape (scalars broadcast)."""
+class Add(_Elementwise):
+    """Element-wise sum."""
 
-    @classmethod
-    def _canon(cls, args):
-        args = tuple(as_term(a) for a in args)
-        if len(args) < 2:
-            raise KernelError("Mul needs at least two terms")
-        return (args,)
 
-    def _build(self, args):
-        self.terms = args
-        shape = _broadcast(args, "product")
-        self._set(shape, lambda: "M(" + ",".join(a.skey for a in args) + ")",
-                  _union(a.free_idx for a in args), _union(a.atoms for a in args))
+class Mul(_Elementwise):
+    """Element-wise product."""
 
 
 class Pow(Term):
