@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from verigrad.render import check, render, tie as T
+from verigrad.render import check, pairing, render
 from verigrad.run.manifest import ManifestError, load, sha256_file
 
 
@@ -93,9 +93,9 @@ def test_a_wrong_pairing_is_refused_by_the_kernel(mlp_dir, monkeypatch):
     """The control for the pairing: pairs are guesses, each checked by the kernel.
     Pair every value with the first text value of its shape instead: the tie must
     not report CHECKED."""
-    real_find = T._Pairs.find
+    real_find = pairing.Classes.find
 
-    def wrong(self, a, kind=0):
+    def wrong(self, a, kind):
         hit = real_find(self, a, kind)
         if hit is None:
             return None
@@ -103,7 +103,7 @@ def test_a_wrong_pairing_is_refused_by_the_kernel(mlp_dir, monkeypatch):
             if key[0] == a.shape and entries:
                 return entries[0][1]
         return hit
-    monkeypatch.setattr(T._Pairs, "find", wrong)
+    monkeypatch.setattr(pairing.Classes, "find", wrong)
     tie = check(mlp_dir)
     assert not tie.ok and tie.status == "UNKNOWN"
     assert all(r.status in ("CHECKED", "UNKNOWN") for _, r in tie.failures())

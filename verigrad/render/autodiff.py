@@ -39,3 +39,21 @@ def reference_step(net, cfg: S.Config, lay: S.Layout | None = None):
 
 
 __all__ = ["reference_loss", "reference_gradients", "reference_step"]
+
+
+def render_reference(net, out_dir, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
+                     label_smoothing: float = 0.1, options=None, **hyper):
+    """A rendered directory whose train step is ``reference_step``: the same layout,
+    data, initialisation and masks as ``verigrad.render.render`` gives, so the
+    training loop runs both alike. Not tied, not certified (the manifest says so)."""
+    from . import configure
+    from . import emit as E
+    network, cfg = configure(net, batch, opt, drop_path, clip, label_smoothing, options, **hyper)
+    em = E.emit(network, cfg, step=reference_step)
+    out = E.write_modules(em, out_dir)
+    note = "plain-JAX reference: gradients by jax.value_and_grad, not certified, not tied"
+    E.write_manifest(em, out, {"reference": {"status": "UNKNOWN", "note": note}})
+    return out
+
+
+__all__ += ["render_reference"]

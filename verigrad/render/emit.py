@@ -70,10 +70,13 @@ def check_module(text: str, inputs: list, outputs: list, path: str) -> list:
             f"{len(outputs)} results (no tuple) with the manifest's shapes and dtypes"]
 
 
-def emit(net, cfg: S.Config) -> Emitted:
-    """Lower the train step and the forward of ``net`` under ``cfg`` and check both."""
+def emit(net, cfg: S.Config, step=None) -> Emitted:
+    """Lower the train step and the forward of ``net`` under ``cfg`` and check both.
+    ``step(net, cfg, layout)`` builds the step function (default ``step.train_step``;
+    the plain-JAX reference passes its own)."""
     lay = S.layout(net, cfg)
-    text = {"train_step": lower(S.train_step(net, cfg, lay), lay.structs(lay.step_inputs)),
+    step = step or S.train_step
+    text = {"train_step": lower(step(net, cfg, lay), lay.structs(lay.step_inputs)),
             "forward": lower(S.forward(net, cfg, lay), lay.structs(lay.forward_inputs))}
     checks = {"train_step": check_module(text["train_step"], lay.step_inputs, lay.step_outputs, FILES["train_step"]),
               "forward": check_module(text["forward"], lay.forward_inputs, lay.forward_outputs, FILES["forward"])}
