@@ -81,10 +81,10 @@ svg.blocks .site-name { fill: var(--cot); font-weight: 700; }
 svg.blocks .glyph { font-size: 14px; }
 svg.blocks .cot { fill: var(--cot); font-size: 11px; }
 svg.blocks .legend { fill: var(--muted); font: 11px system-ui, sans-serif; }
-.diagram { overflow: auto; border: 1px solid var(--line); border-radius: 8px; padding: .5em; background: #fff; }
+.diagram { display: inline-block; max-width: 100%; overflow: auto; border: 1px solid var(--line); border-radius: 8px; padding: .5em; background: #fff; }
 details > summary { cursor: pointer; color: var(--muted); }
 .conditions code { display: block; white-space: pre-wrap; word-break: break-all; margin: .2em 0; }
-.wrt span { white-space: nowrap; margin-right: .6em; }
+.wrt-item { display: inline-block; white-space: nowrap; margin-right: .8em; }
 ul.outline, ul.outline ul { list-style: none; padding-left: 1.2em; margin: 0; }
 ul.outline .kind-site_residual { color: var(--cot); }
 pre.source { background: var(--panel); padding: .6em 0; border-radius: 8px; overflow-x: auto; font-size: 85%; }

@@ -26,11 +26,11 @@ def certificate_href(rec: dict) -> str:
 
 
 def _error(v) -> str:
-    return "" if v is None else f"{v:.1e}"
+    return "" if v is None else "0" if v == 0 else f"{v:.1e}"
 
 
 def _wrt(wrt: dict) -> Raw:
-    return Raw("".join(h("span", h("code", v), " ", badge(s)) for v, s in wrt.items()))
+    return Raw("".join(h("span", h("code", v), " ", badge(s), class_="wrt-item") for v, s in wrt.items()))
 
 
 def _control(control: dict) -> Raw:
