@@ -1,16 +1,21 @@
-"""Train-step benchmark: executing the StableHLO text vs ``jax.jit`` of the same step.
+"""Train-step benchmark: the rendered module against ``jax.jit(jax.value_and_grad)``.
 
-The plain-JAX reference MLP (64 -> 128 -> residual 128 -> 10, one drop-path site,
-AdamW, batch 64; ``verigrad.run.reference``) is lowered to text once. Each round times
-``STEPS`` consecutive steps of (a) the text compiled by ``verigrad.run.backend``
-(argument checks included, state kept on the device and fed back), (b)
-``jax.jit(step)`` with ``jax.value_and_grad`` inside, and (c) the text under IREE when
-installed; the rounds alternate so machine noise hits all alike. Printed: median
-microseconds per step and the ratio to ``jax.jit`` (goal: at most 1.0).
+For each network (batch 64, AdamW) the rendered ``train_step.mlir`` (certified
+backward; compiled by ``verigrad.run.backend``, argument checks included, state kept
+on the device and fed back) is timed against ``jax.jit`` of the plain-JAX reference
+step (``verigrad.render.autodiff``: the same forward and optimizer, gradients by
+``jax.value_and_grad``), and against IREE when it is installed. Each round times
+``STEPS`` consecutive steps of each executor in turn, so machine noise hits all
+alike. Printed: median microseconds per step and the ratio to ``jax.jit`` (goal: at
+most 1.0).
+
+    python benchmarks/train_step.py            # mlp cnn resnet vit
+    python benchmarks/train_step.py mlp vit
 """
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
 
@@ -19,9 +24,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from verigrad.run import backend, manifest, reference
+from verigrad.render import autodiff, configure, render
+from verigrad.run import backend, manifest
 
-ROUNDS, STEPS = 15, 50
+ROUNDS, STEPS, BATCH = 11, 20, 64
+REFERENCE = "jax.jit(value_and_grad)"
 
 
 def _arguments(m):
@@ -36,7 +43,7 @@ def _arguments(m):
 
 
 def _runner(call, m, args):
-    """A function running STEPS steps, feeding the new state back; returns seconds."""
+    """Runs STEPS steps, feeding the new state back; returns seconds per step."""
     ts = m.train_step
     back = [(k, [j for j, q in enumerate(ts.outputs) if q.name == p.name][0])
             for k, p in enumerate(ts.inputs) if p.role in ("param", "opt_state")]
@@ -48,41 +55,48 @@ def _runner(call, m, args):
             out = call(*state)
             for k, j in back:
                 state[k] = out[j]
-        jax.block_until_ready(out[-1]) if not hasattr(out[-1], "to_host") else out[-1].to_host()
+        last = out[-1]
+        last.to_host() if hasattr(last, "to_host") else jax.block_until_ready(last)
         return (time.perf_counter() - t0) / STEPS
     return run
 
 
-def main():
+def measure(name: str, directory) -> dict:
+    """Median seconds per step of each executor for network ``name``."""
+    d = render(name, directory, batch=BATCH, opt="adamw", drop_path=0.1, tie=False)
+    m = manifest.load(d)
+    net, cfg = configure(name, BATCH, opt="adamw", drop_path=0.1)
+    args = _arguments(m)
+    names = [p.name for p in m.train_step.inputs]
+    jitted = jax.jit(autodiff.reference_step(net, cfg))
+    runners = {REFERENCE: _runner(jitted, m, [jax.device_put(a) for a in args])}
+    exe = backend.compile(m.text(m.train_step), "xla", names)
+    runners["rendered text via XLA"] = _runner(exe, m, [exe.put(a, k) for k, a in enumerate(args)])
+    if backend.iree_available() is None:
+        iexe = backend.compile(m.text(m.train_step), "iree", names)
+        runners["rendered text via IREE"] = _runner(iexe, m, [iexe.put(a, k) for k, a in enumerate(args)])
+    for run in runners.values():        # warm up: first calls allocate
+        run()
+    times = {key: [] for key in runners}
+    for _ in range(ROUNDS):
+        for key, run in runners.items():
+            times[key].append(run())
+    return {key: statistics.median(ts) for key, ts in times.items()}
+
+
+def main(argv=None) -> int:
+    nets = (argv if argv is not None else sys.argv[1:]) or ["mlp", "cnn", "resnet", "vit"]
+    table = Table(title=f"train step, batch {BATCH}, AdamW: median of {ROUNDS} rounds x {STEPS} steps")
+    for col in ("net", "executor", "us / step", f"ratio to {REFERENCE}"):
+        table.add_column(col, justify="right" if col not in ("net", "executor") else "left")
     with tempfile.TemporaryDirectory() as tmp:
-        m = manifest.load(reference.write(tmp, batch=64, hidden=128))
-        text = m.text(m.train_step)
-        args = _arguments(m)
-        spec = reference.params()
-        jitted = jax.jit(reference.make_step(spec, "adamw"))
-        dev_args = [jax.device_put(a) for a in args]
-        runners = {"jax.jit(value_and_grad)": _runner(jitted, m, dev_args)}
-        exe = backend.compile(text, "xla")
-        runners["text via XLA (verigrad.run.backend)"] = _runner(exe, m, [exe.put(a, k) for k, a in enumerate(args)])
-        if backend.iree_available() is None:
-            iexe = backend.compile(text, "iree")
-            runners["text via IREE llvm-cpu"] = _runner(iexe, m, [iexe.put(a, k) for k, a in enumerate(args)])
-        for run in runners.values():      # warm up (first calls allocate)
-            run()
-        times = {name: [] for name in runners}
-        for _ in range(ROUNDS):
-            for name, run in runners.items():
-                times[name].append(run())
-    ref = statistics.median(times["jax.jit(value_and_grad)"])
-    table = Table(title=f"MLP train step, batch 64, AdamW: median of {ROUNDS} rounds x {STEPS} steps")
-    table.add_column("executor")
-    table.add_column("us / step", justify="right")
-    table.add_column("ratio to jax.jit", justify="right")
-    for name, ts in times.items():
-        med = statistics.median(ts)
-        table.add_row(name, f"{med * 1e6:.1f}", f"{med / ref:.2f}")
-    Console().print(table)
+        for name in nets:
+            med = measure(name, f"{tmp}/{name}")
+            for key, t in med.items():
+                table.add_row(name, key, f"{t * 1e6:.0f}", f"{t / med[REFERENCE]:.2f}")
+    Console(width=max(Console().width, 100)).print(table)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
