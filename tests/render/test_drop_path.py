@@ -11,7 +11,7 @@ from verigrad.nn.nets.vit import keep_ramp, vit_block, vit_block_flat
 from verigrad.render import render
 from verigrad.run import backend, manifest
 
-from conftest import TINY_VIT
+from render_nets import TINY_VIT
 
 B = 4
 
