@@ -14,6 +14,7 @@ def test_renders_ties_and_prints_json(tmp_path, capsys):
     assert main(["render", "mlp", "--out", str(out), "--batch", "4", "--opt", "sgd", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["status"] == "CHECKED" and summary["modules"]["train_step"]["checked"] == 5
+    assert summary["certificates"] == {"network_backward": "PROVED", "loss_backward": "PROVED", "render_tie": "CHECKED"}
     assert (out / "manifest.json").is_file()
     assert main(["render", str(out)]) == 0
     assert "CHECKED" in capsys.readouterr().out

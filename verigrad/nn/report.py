@@ -51,7 +51,7 @@ class Record:
         return out
 
 
-def _from_theorems(kind, name, theorems: dict, seconds, **extra) -> Record:
+def from_theorems(kind, name, theorems: dict, seconds, **extra) -> Record:
     """A record from ``{variable: Theorem | Failure}``."""
     wrt = {v: ("PROVED" if isinstance(t, Theorem) else "UNKNOWN") for v, t in theorems.items()}
     proved = [t for t in theorems.values() if isinstance(t, Theorem)]
@@ -79,7 +79,7 @@ def layer_records(names=None, progress=None) -> list[Record]:
         t0 = time.perf_counter()
         try:
             cert = compose.certify_leaf(entry.symbolic(), name, rebuild=lambda sizes, e=entry: e.at(**sizes))
-            rec = _from_theorems("layer", name, cert.theorems, time.perf_counter() - t0)
+            rec = from_theorems("layer", name, cert.theorems, time.perf_counter() - t0)
         except Exception as e:  # noqa: BLE001 - a layer the importer cannot take is reported, not fatal
             rec = Record("layer", name, "UNKNOWN", seconds=time.perf_counter() - t0,
                          detail=f"{type(e).__name__}: {str(e).splitlines()[0]}")
@@ -99,7 +99,7 @@ def rule_records(progress=None) -> list[Record]:
         if progress:
             progress(f"rule {rule.name}")
         control = rules.refute_control(rule)
-        rec = _from_theorems("rule", rule.name, {"x": rule.theorem}, rule.seconds,
+        rec = from_theorems("rule", rule.name, {"x": rule.theorem}, rule.seconds,
                              control={"bug": rule.control[0], "status": control.status,
                                       "counterexample": str(control.counterexample or control.evidence)})
         out.append(rec)
@@ -118,7 +118,7 @@ def network_records(names=None, progress=None) -> list[Record]:
         t0 = time.perf_counter()
         net = nets.NETS[name](batch)
         cert = compose.certify(net.layer)
-        rec = _from_theorems("network", name, cert.theorems, time.perf_counter() - t0,
+        rec = from_theorems("network", name, cert.theorems, time.perf_counter() - t0,
                              blocks=tree(net.layer))
         out.append(rec)
     return out

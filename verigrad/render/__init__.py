@@ -12,7 +12,8 @@ sizes, or an error naming the result that is not.
 
 Modules: ``step`` (the train step as one JAX function and its argument layout),
 ``optimizers`` (SGD, Nesterov momentum, AdamW), ``emit`` (lowering, module checks,
-files), ``programs`` and ``tie`` (the render tie), ``autodiff`` (the plain-JAX
+files), ``programs`` and ``tie`` (the render tie), ``pieces`` (the certificates of
+the network's and the loss's backward, for the manifest), ``autodiff`` (the plain-JAX
 reference step, for tests and benchmarks only).
 """
 from __future__ import annotations
@@ -59,22 +60,26 @@ def configure(net, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=
 
 
 def render(net, out_dir, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
-           label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None, **hyper) -> Path:
+           label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None, certify: bool = False,
+           **hyper) -> Path:
     """Render ``net`` (a name or a ``Network``) into ``out_dir`` and return it.
 
     With ``tie`` (the default) the written text is tied to the math before the
     manifest is written; a failure raises ``TieFailed`` (the manifest records it).
+    With ``certify`` the manifest also carries the certificates of the network's and
+    the loss's backward (``verigrad.render.pieces``; otherwise they read UNKNOWN).
     ``hyper`` overrides optimizer hyperparameters (``weight_decay=0.1``, ...);
-    ``progress(what, done, total)`` is called as the tie goes."""
+    ``progress(what, done, total)`` is called as the work goes."""
     out, result = render_and_tie(net, out_dir, batch, opt, drop_path, clip, label_smoothing, tie, progress, options,
-                                 **hyper)
+                                 certify, **hyper)
     if result is not None and not result.ok:
         raise TieFailed(result, out)
     return out
 
 
 def render_and_tie(net, out_dir, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
-                   label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None, **hyper):
+                   label_smoothing: float = 0.1, tie: bool = True, progress=None, options=None,
+                   certify: bool = False, **hyper):
     """``render`` that returns ``(directory, Tie or None)`` instead of raising."""
     from . import emit as E
     from .tie import tie_files
@@ -82,6 +87,9 @@ def render_and_tie(net, out_dir, batch=None, opt: str = "adamw", drop_path: floa
     em = E.emit(network, cfg)
     out = E.write_modules(em, out_dir)
     certificates = pending_certificates()
+    if certify:
+        from .pieces import certify_pieces
+        certificates.update(certify_pieces(network, cfg, progress))
     result = None
     if tie:
         result = tie_files(out, network, cfg, em.layout, progress)
@@ -91,10 +99,9 @@ def render_and_tie(net, out_dir, batch=None, opt: str = "adamw", drop_path: floa
 
 
 def pending_certificates() -> dict:
-    """The ``certificates`` entries the certification of the network fills
-    (``verigrad.nn.certify``): the network's backward (by construction from the
-    layers' certificates) and the loss's backward. The render tie adds its own."""
-    note = "to be filled by the certificate of this piece (verigrad.nn.certify)"
+    """The manifest's ``certificates`` before any is made: the network's backward and
+    the loss's (``render(..., certify=True)`` fills them) and the render tie's."""
+    note = "not certified at render time (render with certify=True, or `verigrad render` without --no-certify)"
     return {"network_backward": {"status": "UNKNOWN", "note": note},
             "loss_backward": {"status": "UNKNOWN", "layer": "softmax_xent", "note": note},
             "render_tie": {"status": "UNKNOWN", "note": "not tied (rendered with tie=False)"}}

@@ -21,6 +21,8 @@ def add_arguments(p):
     p.add_argument("--label-smoothing", type=float, dest="label_smoothing", default=0.1)
     p.add_argument("--weight-decay", type=float, dest="weight_decay", help="override the optimizer's weight decay")
     p.add_argument("--no-tie", action="store_true", help="skip the render tie (the manifest then says UNKNOWN)")
+    p.add_argument("--no-certify", action="store_true", dest="no_certify",
+                   help="skip certifying the network's and the loss's backward for the manifest (UNKNOWN there)")
     p.add_argument("--json", action="store_true", help="print only a JSON summary")
 
 
@@ -31,7 +33,7 @@ def run(args) -> int:
     from . import check, render_and_tie
 
     target = Path(args.target)
-    progress = None if args.json else _Progress()
+    progress = None if args.json else ProgressBars()
     try:
         if (target / "manifest.json").is_file():
             with progress or _null():
@@ -50,14 +52,14 @@ def run(args) -> int:
                 directory, tie = render_and_tie(args.target, directory, batch=args.batch, opt=args.opt,
                                                 drop_path=args.drop_path, clip=args.clip,
                                                 label_smoothing=args.label_smoothing, tie=not args.no_tie,
-                                                progress=progress, **hyper)
+                                                progress=progress, certify=not args.no_certify, **hyper)
     except (ManifestError, StableHLOError, ValueError) as e:
         raise UsageError(str(e)) from None
     summary = _summary(directory, tie)
     if args.json:
         print(json.dumps(summary))
     else:
-        _print(directory, tie)
+        print_summary(directory, tie)
     if tie is not None and not tie.ok:
         print(f"verigrad render: {directory}: the render tie failed: {tie.summary()}", file=sys.stderr)
         return 1
@@ -65,7 +67,8 @@ def run(args) -> int:
 
 
 def _summary(directory, tie) -> dict:
-    out = {"directory": str(directory), "status": tie.status if tie is not None else "UNKNOWN"}
+    out = {"directory": str(directory), "status": tie.status if tie is not None else "UNKNOWN",
+           "certificates": {k: v.get("status", "UNKNOWN") for k, v in _manifest_certificates(directory).items()}}
     if tie is not None:
         out["modules"] = {k: {"results": len(v["results"]), "checked": sum(r["status"] == "CHECKED" for r in v["results"].values()),
                               "cuts": v["cuts"], "obligations": v["obligations"], "kernel_seconds": v["kernel_seconds"],
@@ -77,11 +80,18 @@ def _summary(directory, tie) -> dict:
     return out
 
 
-def _print(directory, tie):
+def print_summary(directory, tie):
     from rich.console import Console
     from rich.table import Table
     console = Console()
     console.print(f"[bold]rendered[/] {directory}: train_step.mlir, forward.mlir, manifest.json")
+    for piece in ("network_backward", "loss_backward"):
+        entry = _manifest_certificates(directory).get(piece, {})
+        status = entry.get("status", "UNKNOWN")
+        style = "green" if status == "PROVED" else "yellow" if status == "UNKNOWN" else "red"
+        what = f"{sum(v == 'PROVED' for v in entry.get('wrt', {}).values())}/{len(entry.get('wrt', {}))} proved, " \
+            f"for all {', '.join(entry.get('sizes', [])) or 'sizes'}" if "wrt" in entry else entry.get("note", "")
+        console.print(f"{piece}: [{style}]{status}[/] ({what})")
     if tie is None:
         console.print("[yellow]not tied[/] (--no-tie): the manifest records the tie as UNKNOWN")
         return
@@ -101,6 +111,13 @@ def _print(directory, tie):
         console.print(f"[red]{r.status}[/] {key} {r.name}: {r.reason}")
 
 
+def _manifest_certificates(directory) -> dict:
+    try:
+        return json.loads((Path(directory) / "manifest.json").read_text()).get("certificates", {})
+    except (OSError, ValueError):
+        return {}
+
+
 class _null:
     def __enter__(self):
         return None
@@ -109,7 +126,7 @@ class _null:
         return False
 
 
-class _Progress:
+class ProgressBars:
     """A rich progress bar per tied module: ``progress(what, done, total)``."""
 
     def __enter__(self):

@@ -6,6 +6,7 @@ says, only how it is shown. Importing verigrad installs it as the kernel's displ
 from __future__ import annotations
 
 from fractions import Fraction
+from contextlib import contextmanager
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly, poly_str
@@ -34,14 +35,104 @@ def _rng(v) -> str:
     return f"{v.name}<{poly_str(v.size)}"
 
 
+# -- sharing ---------------------------------------------------------------------------------
+# Terms are hash-consed DAGs; a network's statement shares subterms so much that its
+# tree would be exponentially large (a CNN's: 50 MB of text for 500 nodes). A display
+# is therefore memoized over the DAG, and when the tree is large the subterms it shares
+# are shown by name (#1, #2, ...) and defined once after the statement ("where ...").
+
+_TREE_LIMIT = 400     # tree nodes shown inline before shared subterms get names
+_frame: list = []     # the display in progress: [{"names": {term: k}, "memo": {}}]
+
+
+def _children(t) -> list:
+    return [a for x in t._args for a in (x if isinstance(x, tuple) else (x,)) if isinstance(a, T.Term)]
+
+
+def _shared_names(roots) -> dict:
+    """``{subterm: k}`` for the closed subterms of ``roots`` worth naming, numbered
+    children first (so each definition uses only earlier names); {} for a small tree."""
+    order, seen, refs = [], set(), {}
+    for root in roots:                              # post-order over the DAG, iteratively
+        stack = [(root, False)]
+        while stack:
+            u, done = stack.pop()
+            if done:
+                order.append(u)
+                continue
+            refs[u] = refs.get(u, 0) + 1
+            if u in seen:
+                continue
+            seen.add(u)
+            stack.append((u, True))
+            stack.extend((c, False) for c in _children(u))
+    size = {}
+    for u in order:
+        size[u] = 1 + sum(size[c] for c in _children(u))
+    if sum(size[r] for r in roots) <= _TREE_LIMIT:
+        return {}
+    named = [u for u in order if refs[u] >= 2 and size[u] >= 8 and not u.free_idx]
+    return {u: k for k, u in enumerate(named, 1)}
+
+
+@contextmanager
+def _display(roots, where: list):
+    """Open a display over ``roots`` (unless one is open); ``where`` receives the
+    named subterms as ``(term, k)`` pairs, to be defined after the display."""
+    if _frame:
+        yield
+        return
+    names = _shared_names(roots)
+    where.extend(sorted(names.items(), key=lambda kv: kv[1]))
+    _frame.append({"names": names, "memo": {}})
+    try:
+        yield
+    finally:
+        _frame.pop()
+
+
+def _memoized(show_name):
+    """Memoize a printer over the open display, showing named subterms by name."""
+    def wrap(fn):
+        def printer(t, inline=False):
+            if not _frame:
+                return fn(t)
+            frame = _frame[-1]
+            k = None if inline else frame["names"].get(t)
+            if k is not None:
+                return show_name(k), 5
+            key = (fn, t, inline)
+            hit = frame["memo"].get(key)
+            if hit is None:
+                hit = frame["memo"][key] = fn(t)
+            return hit
+        return printer
+    return wrap
+
+
+def _shown(roots, render, define, join) -> str:
+    """Render ``roots`` in one display, then the definitions of the names it used."""
+    where: list = []
+    with _display(roots, where):
+        out = render()
+        defs = [define(u, k) for u, k in where]
+    return out + join(defs) if defs else out
+
+
 def text(t: T.Term) -> str:
-    return _text(t)[0]
+    if _frame:
+        return _text(t)[0]
+    return _shown([t], lambda: _text(t)[0], lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
+                  lambda defs: "   where " + "; ".join(defs))
 
 
 def _idx(p: Poly) -> str:
     return poly_str(p)
 
 
+# Terms are hash-consed and immutable, so a subterm prints the same everywhere: the
+# cache keeps printing linear in the DAG (an uncached printer is exponential in depth).
+@_memoized(lambda k: f"#{k}")
 def _text(t):
     """(string, precedence)."""
     p = lambda x, lvl: s if (s := _text(x))[1] >= lvl else ("(" + s[0] + ")", 5)  # noqa: E731
@@ -143,9 +234,16 @@ def _ends_in_subscript(s: str) -> bool:
 
 
 def latex(t: T.Term) -> str:
-    return _latex(t)[0]
+    if _frame:
+        return _latex(t)[0]
+    return _shown([t], lambda: _latex(t)[0], lambda u, k: rf"\#{k} = {_latex(u, inline=True)[0]}", _latex_where)
 
 
+def _latex_where(defs) -> str:
+    return r" \quad \text{where } " + r",\; ".join(defs)
+
+
+@_memoized(lambda k: rf"\#{k}")
 def _latex(t):
     p = lambda x, lvl: s if (s := _latex(x))[1] >= lvl else (r"\left(" + s[0] + r"\right)", 5)  # noqa: E731
     if isinstance(t, T.Var):
@@ -232,22 +330,35 @@ def _latex(t):
 
 def condition(c) -> str:
     """A side condition: ``t != 0`` (off the kink), ``t > 0``, or ``t`` differentiable."""
+    if not _frame:
+        return _shown([c.term], lambda: condition(c), lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
+                      lambda defs: "   where " + "; ".join(defs))
     if c.kind == "smooth":
         return f"{text(c.term)} is differentiable"
     rel = ">" if c.kind == "positive" else "!="
     return f"{text(c.term)} {rel} 0" + (" (off the kink)" if c.kind == "offkink" else "")
 
 
+def _roots(th) -> list:
+    return [t for h in th.hyps for t in h] + [th.lhs, th.rhs] + [c.term for c in th.conds]
+
+
 def statement(th) -> str:
-    """``hyps |- lhs = rhs   [where conditions]``."""
+    """``hyps |- lhs = rhs   [under conditions]``, shared subterms named once after it."""
+    if not _frame:
+        return _shown(_roots(th), lambda: statement(th), lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
+                      lambda defs: "   where " + "; ".join(defs))
     hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
     out = (hyp + " |- " if hyp else "|- ") + f"{text(th.lhs)} = {text(th.rhs)}"
     if th.conds:
-        out += "   [where " + "; ".join(sorted(condition(c) for c in th.conds)) + "]"
+        out += "   [under " + "; ".join(sorted(condition(c) for c in th.conds)) + "]"
     return out
 
 
 def statement_latex(th) -> str:
+    if not _frame:
+        return _shown(_roots(th), lambda: statement_latex(th), lambda u, k: rf"\#{k} = {_latex(u, inline=True)[0]}",
+                      _latex_where)
     hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
     return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
 
