@@ -101,7 +101,7 @@ def _memoized(show_name):
             k = None if inline else frame["names"].get(t)
             if k is not None:
                 return show_name(k), 5
-            key = (fn, t, inline)
+            key = (fn, t)
             hit = frame["memo"].get(key)
             if hit is None:
                 hit = frame["memo"][key] = fn(t)
@@ -110,28 +110,28 @@ def _memoized(show_name):
     return wrap
 
 
-def _shown(roots, render, define, join) -> str:
-    """Render ``roots`` in one display, then the definitions of the names it used."""
+def _shown(roots, render, latex_form=False) -> str:
+    """``render()`` in one display over ``roots``, then the definitions of its names."""
     where: list = []
     with _display(roots, where):
         out = render()
-        defs = [define(u, k) for u, k in where]
-    return out + join(defs) if defs else out
+        if latex_form:
+            defs = [rf"\#{k} = {_latex(u, inline=True)[0]}" for u, k in where]
+        else:
+            defs = [f"#{k} = {_text(u, inline=True)[0]}" for u, k in where]
+    if not defs:
+        return out
+    return out + (r" \quad \text{where } " + r",\; ".join(defs) if latex_form else "   where " + "; ".join(defs))
 
 
 def text(t: T.Term) -> str:
-    if _frame:
-        return _text(t)[0]
-    return _shown([t], lambda: _text(t)[0], lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
-                  lambda defs: "   where " + "; ".join(defs))
+    return _text(t)[0] if _frame else _shown([t], lambda: _text(t)[0])
 
 
 def _idx(p: Poly) -> str:
     return poly_str(p)
 
 
-# Terms are hash-consed and immutable, so a subterm prints the same everywhere: the
-# cache keeps printing linear in the DAG (an uncached printer is exponential in depth).
 @_memoized(lambda k: f"#{k}")
 def _text(t):
     """(string, precedence)."""
@@ -234,13 +234,7 @@ def _ends_in_subscript(s: str) -> bool:
 
 
 def latex(t: T.Term) -> str:
-    if _frame:
-        return _latex(t)[0]
-    return _shown([t], lambda: _latex(t)[0], lambda u, k: rf"\#{k} = {_latex(u, inline=True)[0]}", _latex_where)
-
-
-def _latex_where(defs) -> str:
-    return r" \quad \text{where } " + r",\; ".join(defs)
+    return _latex(t)[0] if _frame else _shown([t], lambda: _latex(t)[0], latex_form=True)
 
 
 @_memoized(lambda k: rf"\#{k}")
@@ -331,8 +325,7 @@ def _latex(t):
 def condition(c) -> str:
     """A side condition: ``t != 0`` (off the kink), ``t > 0``, or ``t`` differentiable."""
     if not _frame:
-        return _shown([c.term], lambda: condition(c), lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
-                      lambda defs: "   where " + "; ".join(defs))
+        return _shown([c.term], lambda: condition(c))
     if c.kind == "smooth":
         return f"{text(c.term)} is differentiable"
     rel = ">" if c.kind == "positive" else "!="
@@ -346,8 +339,7 @@ def _roots(th) -> list:
 def statement(th) -> str:
     """``hyps |- lhs = rhs   [under conditions]``, shared subterms named once after it."""
     if not _frame:
-        return _shown(_roots(th), lambda: statement(th), lambda u, k: f"#{k} = {_text(u, inline=True)[0]}",
-                      lambda defs: "   where " + "; ".join(defs))
+        return _shown(_roots(th), lambda: statement(th))
     hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
     out = (hyp + " |- " if hyp else "|- ") + f"{text(th.lhs)} = {text(th.rhs)}"
     if th.conds:
@@ -357,8 +349,7 @@ def statement(th) -> str:
 
 def statement_latex(th) -> str:
     if not _frame:
-        return _shown(_roots(th), lambda: statement_latex(th), lambda u, k: rf"\#{k} = {_latex(u, inline=True)[0]}",
-                      _latex_where)
+        return _shown(_roots(th), lambda: statement_latex(th), latex_form=True)
     hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
     return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
 
