@@ -116,6 +116,9 @@ def _deadline(at: float | None):
         raise Timeout()
 
     def fire(signum, frame):
+        # Fire again soon in case this one is swallowed (an exception raised inside a
+        # gc callback is printed and ignored); leaving the block disarms the timer.
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
         raise Timeout()
     old = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, left)
