@@ -1,4 +1,4 @@
-"""`verigrad train` on a rendered directory: summary line, clean errors, exit codes."""
+"""`verigrad train` on a rendered directory or a net by name: summary line, clean errors, exit codes."""
 import json
 
 import pytest
@@ -45,3 +45,13 @@ def test_a_changed_module_is_refused(ref_dir, tmp_path, capsys):
     (d / "train_step.mlir").write_text(text.replace("stablehlo.subtract", "stablehlo.add", 1))
     assert main(["train", str(d), "--epochs", "1"]) == 3
     assert "train_step.sha256" in capsys.readouterr().err
+
+
+def test_a_net_by_name_is_rendered_certified_and_tied_then_trained(tmp_path, capsys):
+    out = tmp_path / "mlp"
+    assert main(["train", "mlp", "--batch", "16", "--opt", "sgd", "--epochs", "1", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["net"] == "mlp" and 0.0 <= summary["test_accuracy"] <= 1.0
+    certificates = json.loads((out / "manifest.json").read_text())["certificates"]
+    assert {k: v["status"] for k, v in certificates.items()} == {
+        "network_backward": "PROVED", "loss_backward": "PROVED", "render_tie": "CHECKED"}

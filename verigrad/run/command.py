@@ -38,13 +38,11 @@ def _render(args, usage):
     if args.target == "reference":
         from . import reference
         return reference.write(out, opts["batch"], opt=opts["opt"], drop_path=opts["drop_path"])
-    try:
-        from verigrad import render
-        fn = render.render
-    except (ImportError, AttributeError):
-        raise usage(f"cannot render {args.target!r}: verigrad.render.render is not available yet; "
-                    f"render it with `verigrad render {args.target} --out DIR` and train DIR") from None
-    return Path(fn(args.target, out, **opts))
+    from verigrad.render import TieFailed, render
+    try:                    # rendered, certified and tied, as `verigrad render` does
+        return Path(render(args.target, out, certify=True, **opts))
+    except TieFailed as e:
+        raise usage(f"{e} (not trained)") from None
 
 
 def run(args) -> int:
