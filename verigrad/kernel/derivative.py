@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, F1, FnA, LogA, MaxA, Mono, NF,
-                     Normalizer, NotDifferentiable, ParenA, PrimeA, RIndA, SumA, mono_of, nf_atom, nf_const,
-                     nf_mono)
+from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, FnA, LogA, MaxA, Mono, NF, Normalizer,
+                     NotDifferentiable, ParenA, PrimeA, RIndA, SumA, nf_atom, nf_mono)
 from .sizes import Poly, fresh_index
 
 
@@ -30,11 +29,7 @@ def derivative(nz: Normalizer, u: NF, var, P) -> NF:
     hit = nz._der.get(key)
     if hit is not None:
         return hit
-    parts = []
-    for m, c in u.terms:
-        if var in m.tvars:
-            parts.append(nz.scale(_mono(nz, m, var, P), c))
-    out = nz.add(*parts)
+    out = nz.add(*(nz.scale(_mono(nz, m, var, P), c) for m, c in u.terms if var in m.tvars))
     nz._der[key] = out
     return out
 
@@ -51,17 +46,13 @@ def _mono(nz: Normalizer, m: Mono, var, P) -> NF:
         if e != 1:
             nz.use("deriv_power")
             if not a.positive and not (e > 0 and e.denominator == 1):
-                nz.need("nonzero" if e.denominator == 1 else "positive", _value(nz, a))
+                nz.need("nonzero" if e.denominator == 1 else "positive", a.u if isinstance(a, ParenA) else nf_atom(a))
         rest = dict(m.factors[:i] + m.factors[i + 1:])
         if e != 1:
             rest[a] = e - 1
         piece = nz.mul(nz.finish(rest), da) if rest else da
         parts.append(nz.scale(piece, e))
     return nz.add(*parts)
-
-
-def _value(nz: Normalizer, a) -> NF:
-    return a.u if isinstance(a, ParenA) else nf_atom(a)
 
 
 def _atom(nz: Normalizer, a, var, P) -> NF:

@@ -228,28 +228,18 @@ class Poly:
         """``(a, b)`` with ``self == a*v + b`` and ``v`` in neither, or None."""
         a, b = {}, {}
         for m, c in self.terms.items():
-            powers = dict(m)
-            k = powers.get(v, 0)
-            if k == 0:
-                if any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in m):
-                    return None
-                b[m] = c
-            elif k == 1:
-                rest = tuple((s, e) for s, e in m if s is not v)
-                if any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in rest):
-                    return None
-                a[rest] = c
-            else:
+            k = dict(m).get(v, 0)
+            if k > 1 or any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in m):
                 return None
+            if k:
+                a[tuple((s, e) for s, e in m if s is not v)] = c
+            else:
+                b[m] = c
         return Poly(a), Poly(b)
 
     def content(self) -> int:
         """The gcd of the non-constant coefficients (0 for a constant)."""
-        g = 0
-        for m, c in self.terms.items():
-            if m:
-                g = gcd(g, c)
-        return g
+        return gcd(*(c for m, c in self.terms.items() if m))
 
     def __repr__(self):
         return poly_str(self)
@@ -302,18 +292,8 @@ def poly_str(p: Poly) -> str:
     parts = []
     for m, c in sorted(p.terms.items(), key=lambda mc: (-len(mc[0]), _mono_key(mc[0]))):
         body = "*".join(s.name if k == 1 else f"{s.name}^{k}" for s, k in m)
-        if not body:
-            parts.append(str(c))
-        elif c == 1:
-            parts.append(body)
-        elif c == -1:
-            parts.append("-" + body)
-        else:
-            parts.append(f"{c}*{body}")
-    out = parts[0]
-    for p_ in parts[1:]:
-        out += (" - " + p_[1:]) if p_.startswith("-") else (" + " + p_)
-    return out
+        parts.append(str(c) if not body else body if c == 1 else "-" + body if c == -1 else f"{c}*{body}")
+    return parts[0] + "".join(" - " + x[1:] if x.startswith("-") else " + " + x for x in parts[1:])
 
 
 # -- the arithmetic oracle -----------------------------------------------------------
@@ -326,12 +306,8 @@ def _range_of(s: IntSym):
         if not nonneg(s.a):
             return None
         hi = _bound(s.a, want_low=False)
-        if hi is None:
-            return ZERO, None
-        q, r = divide_exact(hi + 1, s.m)
-        if r is not ZERO:
-            return ZERO, None
-        return ZERO, q - 1
+        q, r = divide_exact(hi + 1, s.m) if hi is not None else (None, None)
+        return ZERO, (q - 1 if r is ZERO else None)
     return None
 
 

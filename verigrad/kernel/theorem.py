@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -117,12 +118,10 @@ def abstract(th: Theorem, idxs) -> Theorem:
     for v in idxs:
         if not isinstance(v, IndexVar):
             raise KernelError(f"abstract over {v!r}, which is not an index variable")
-        for l, r in th.hyps:
-            if v in l.free_idx or v in r.free_idx:
-                raise KernelError(f"abstract over {v.name}, which occurs in a hypothesis")
-        for c in th.conds:
-            if v in c.term.free_idx:
-                raise KernelError(f"abstract over {v.name}, which occurs in a side condition")
+        if any(v in l.free_idx or v in r.free_idx for l, r in th.hyps):
+            raise KernelError(f"abstract over {v.name}, which occurs in a hypothesis")
+        if any(v in c.term.free_idx for c in th.conds):
+            raise KernelError(f"abstract over {v.name}, which occurs in a side condition")
     return _make(th.hyps, th.conds, T.Lamda(idxs, th.lhs), T.Lamda(idxs, th.rhs), "abstract",
                  (th,), {"extensionality"})
 
@@ -285,7 +284,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     not be replaced (it is a coordinate, not a value)."""
     lhs, rhs = T.as_term(lhs), T.as_term(rhs)
     if lhs.shape != rhs.shape:
-        return Failure(f"the sides have different shapes {_shp(lhs.shape)} and {_shp(rhs.shape)}")
+        return Failure(f"the sides have different shapes {T._shape_str(lhs.shape)} and {T._shape_str(rhs.shape)}")
     mapping = {}
     for th in using:
         if not isinstance(th, Theorem):
@@ -343,10 +342,6 @@ def _closed(u: NF) -> T.Term:
     return T.subst(t, mapping)
 
 
-def _shp(shape):
-    return "(" + ", ".join(str(s) for s in shape) + ")"
-
-
 CASE_LIMIT = 16
 
 
@@ -354,20 +349,16 @@ def _cases(lhs, rhs, idx, strict) -> Normalizer | None:
     """Finite case analysis: a free index with a small constant range (a kernel tap) is
     set to each of its values, and the equation decided in every case. The Normalizer of
     the cases (axioms and conditions of all of them), or None if one case fails."""
-    small = [j for j, p in enumerate(idx) if len(p.index_vars()) == 1 and p is Poly.sym(next(iter(p.index_vars())))
-             and next(iter(p.index_vars())).size.is_const()]
-    total = 1
-    for j in small:
-        total *= next(iter(idx[j].index_vars())).size.const_value()
-    if not small or total > CASE_LIMIT:
+    small = {j: v.size.const_value() for j, p in enumerate(idx) for v in p.index_vars()
+             if p is Poly.sym(v) and v.size.is_const()}
+    if not small or math.prod(small.values()) > CASE_LIMIT:
         return None
     nz = Normalizer(strict_kinks=strict)
     nz.use("case_split")
-    values = [[Poly.const(v) for v in range(next(iter(idx[j].index_vars())).size.const_value())] for j in small]
-    for combo in itertools.product(*values):
+    for combo in itertools.product(*(range(n) for n in small.values())):
         at = list(idx)
         for j, v in zip(small, combo):
-            at[j] = v
+            at[j] = Poly.const(v)
         diff = nz.sub(nz.norm(lhs, tuple(at)), nz.norm(rhs, tuple(at)))
         if diff.terms:
             diff = _clear_denominators(nz, diff)
@@ -404,10 +395,7 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
             return diff
         nz.use("cancel_positive")
         for a, e in worst.items():
-            k = -e
-            if k.denominator != 1:
-                k = k.__ceil__()
-            diff = nz.mul(diff, nf_atom(a, k))
+            diff = nz.mul(diff, nf_atom(a, math.ceil(-e)))
         # a whole power of a sum left beside a constant is multiplied out
         diff = nz.add(*(nz.scale(nz.finish(dict(m.factors)), c) for m, c in diff.terms))
         if not diff.terms:
