@@ -12,6 +12,7 @@ broadcasting. ``Index(x, e)`` requires each index provably inside its axis;
 """
 from __future__ import annotations
 
+import inspect
 from fractions import Fraction
 
 from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg, poly_str
@@ -28,9 +29,13 @@ def _shape_str(shape) -> str:
 
 
 class Term:
-    """Base class of all terms. Subclasses set ``shape``, ``skey``, ``free_idx`` (free
-    index variables) and ``atoms`` (variables and function symbols occurring); ``has_at``
-    and ``mentions`` (the atoms including those an ``At`` binds) are set here."""
+    """Base class of all terms. A subclass's ``_canon`` checks the constructor's arguments
+    and returns them in canonical form; they are kept under its parameter names, and its
+    ``_build`` sets ``shape`` and ``skey``. Set here from the arguments: ``free_idx`` (the
+    free index variables of the subterms and integer expressions, less the index
+    variables among the arguments, which are bound), ``atoms`` (the variables and function
+    symbols occurring), ``sizes``, ``has_at`` and ``mentions`` (the atoms including those
+    an ``At`` binds)."""
 
     __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "has_at", "mentions", "__weakref__",
                  "__dict__")
@@ -56,24 +61,32 @@ class Term:
         if obj is None:
             obj = object.__new__(cls)
             obj._args = args
+            for name, a in zip(cls._fields, args):
+                setattr(obj, name, a)
+            flat = [a for x in args for a in (x if isinstance(x, tuple) else (x,))]
+            kids = [a for a in flat if isinstance(a, Term)]
+            polys = [a for a in flat if isinstance(a, Poly)]
+            bound = [a for a in flat if isinstance(a, IndexVar)]
+            obj.free_idx = frozenset().union(*(k.free_idx for k in kids), *(p.index_vars() for p in polys)) \
+                .difference(bound)
+            obj.atoms = frozenset().union(*(k.atoms for k in kids), (a for a in flat if isinstance(a, _Symbol)))
             obj._build(*args)
-            sizes: set = set()
-            _sizes_in(args, sizes)
-            _sizes_in(obj.shape, sizes)
-            obj.sizes = frozenset(sizes)
-            kids = [a for x in args for a in (x if isinstance(x, tuple) else (x,)) if isinstance(a, Term)]
+            obj.sizes = frozenset().union(*(k.sizes for k in kids), *(_size_syms(p) for p in polys + list(obj.shape)),
+                                          *(_size_syms(v.size) for v in bound),
+                                          *(a.sizes for a in flat if isinstance(a, TensorFn)))
             obj.has_at = cls is At or any(k.has_at for k in kids)
             obj.mentions = obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ()) \
                 if obj.has_at else obj.atoms
             _interned[key] = obj
         return obj
 
-    @classmethod
-    def _canon(cls, *args):
-        return args
+    def __init_subclass__(cls):
+        cls._fields = tuple(inspect.signature(cls._canon).parameters)
 
-    def _set(self, shape, skey, free_idx, atoms):
-        self.shape, self._skey, self.free_idx, self.atoms = tuple(shape), skey, frozenset(free_idx), frozenset(atoms)
+    def _set(self, shape, skey, atoms=None):
+        self.shape, self._skey = tuple(shape), skey
+        if atoms is not None:
+            self.atoms = frozenset(atoms)
 
     @property
     def skey(self) -> str:
@@ -140,10 +153,6 @@ def _check_index(e: Poly, size: Poly, where):
         raise KernelError(f"index {poly_str(e)} is not provably inside [0, {poly_str(size)}) in {where}")
 
 
-def _union(sets):
-    return set().union(*sets)
-
-
 # -- leaves ------------------------------------------------------------------------------
 
 class Var(Term):
@@ -168,9 +177,9 @@ class Var(Term):
         return name, shape, tuple(sorted(facts))
 
     def _build(self, name, shape, facts):
-        self.name, self.facts = name, frozenset(facts)
+        self.facts = frozenset(facts)
         self._set(shape, lambda: f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else ""),
-                  (), (self,))
+                  (self,))
 
 
 class Num(Term):
@@ -185,8 +194,7 @@ class Num(Term):
         return (Fraction(value),)
 
     def _build(self, value):
-        self.value = value
-        self._set((), lambda: f"N:{value}", (), ())
+        self._set((), lambda: f"N:{value}")
 
 
 class Const(Term):
@@ -199,20 +207,18 @@ class Const(Term):
         return (name,)
 
     def _build(self, name):
-        self.name = name
-        self._set((), lambda: f"C:{name}", (), ())
+        self._set((), lambda: f"C:{name}")
 
 
 class IntVal(Term):
     """An integer expression (sizes, indices) read as a real scalar."""
 
     @classmethod
-    def _canon(cls, p):
-        return (as_poly(p),)
+    def _canon(cls, poly):
+        return (as_poly(poly),)
 
     def _build(self, p):
-        self.poly = p
-        self._set((), lambda: f"I:{p.skey}", p.index_vars(), ())
+        self._set((), lambda: f"I:{p.skey}")
 
 
 # -- structure ---------------------------------------------------------------------------
@@ -233,12 +239,8 @@ class Index(Term):
         return base, idx, bool(total)
 
     def _build(self, base, idx, total):
-        self.base, self.idx, self.total = base, idx, total
-        sk = lambda: f"X{'t' if total else ''}({base.skey})[{','.join(e.skey for e in idx)}]"  # noqa: E731
-        free = set(base.free_idx)
-        for e in idx:
-            free |= e.index_vars()
-        self._set(base.shape[len(idx):], sk, free, base.atoms)
+        self._set(base.shape[len(idx):],
+                  lambda: f"X{'t' if total else ''}({base.skey})[{','.join(e.skey for e in idx)}]")
 
 
 class Lamda(Term):
@@ -257,9 +259,7 @@ class Lamda(Term):
         return idxs, as_term(body)
 
     def _build(self, idxs, body):
-        self.idxs, self.body = idxs, body
-        sk = lambda: f"L[{','.join(v.skey for v in idxs)}]({body.skey})"  # noqa: E731
-        self._set(tuple(v.size for v in idxs) + body.shape, sk, body.free_idx - set(idxs), body.atoms)
+        self._set(tuple(v.size for v in idxs) + body.shape, lambda: f"L[{','.join(v.skey for v in idxs)}]({body.skey})")
 
 
 def _broadcast(args, what):
@@ -275,18 +275,16 @@ class _Elementwise(Term):
     """Element-wise ``+`` (``Add``) or ``*`` (``Mul``) of terms of one shape (scalars broadcast)."""
 
     @classmethod
-    def _canon(cls, args):
-        args = tuple(as_term(a) for a in args)
-        if len(args) < 2:
+    def _canon(cls, terms):
+        terms = tuple(as_term(a) for a in terms)
+        if len(terms) < 2:
             raise KernelError(f"{cls.__name__} needs at least two terms")
-        return (args,)
+        return (terms,)
 
     def _build(self, args):
-        self.terms = args
         tag = "A" if type(self) is Add else "M"
         self._set(_broadcast(args, "sum" if tag == "A" else "product"),
-                  lambda: tag + "(" + ",".join(a.skey for a in args) + ")",
-                  _union(a.free_idx for a in args), _union(a.atoms for a in args))
+                  lambda: tag + "(" + ",".join(a.skey for a in args) + ")")
 
 
 class Add(_Elementwise):
@@ -311,8 +309,7 @@ class Pow(Term):
         return as_term(base), Fraction(exponent)
 
     def _build(self, base, exponent):
-        self.base, self.exponent = base, exponent
-        self._set(base.shape, lambda: f"P({base.skey})^{exponent}", base.free_idx, base.atoms)
+        self._set(base.shape, lambda: f"P({base.skey})^{exponent}")
 
 
 class _Symbol:
@@ -351,8 +348,8 @@ class Func(Term):
     """Element-wise ``exp log tanh erf`` or an opaque ``ScalarFn``."""
 
     @classmethod
-    def _canon(cls, fn, args):
-        args = tuple(as_term(a) for a in args)
+    def _canon(cls, fn, operands):
+        args = tuple(as_term(a) for a in operands)
         if isinstance(fn, str):
             if fn not in ELEMENTARY:
                 raise KernelError(f"unknown function {fn!r} (known: {', '.join(ELEMENTARY)})")
@@ -366,12 +363,10 @@ class Func(Term):
         return fn, args
 
     def _build(self, fn, args):
-        self.fn, self.operands = fn, args
         self.fname = fn if isinstance(fn, str) else fn.name
-        shape = _broadcast(args, f"arguments of {self.fname}")
-        atoms = _union(a.atoms for a in args) | ({fn} if isinstance(fn, ScalarFn) else set())
         key = fn if isinstance(fn, str) else fn.skey
-        self._set(shape, lambda: f"F{key}(" + ",".join(a.skey for a in args) + ")", _union(a.free_idx for a in args), atoms)
+        self._set(_broadcast(args, f"arguments of {self.fname}"),
+                  lambda: f"F{key}(" + ",".join(a.skey for a in args) + ")")
 
 
 class Sum(Term):
@@ -384,8 +379,7 @@ class Sum(Term):
         return idx, as_term(body)
 
     def _build(self, idx, body):
-        self.idx, self.body = idx, body
-        self._set(body.shape, lambda: f"S[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+        self._set(body.shape, lambda: f"S[{idx.skey}]({body.skey})")
 
 
 class ReduceMax(Term):
@@ -406,8 +400,7 @@ class ReduceMax(Term):
         return idx, body, kind
 
     def _build(self, idx, body, kind):
-        self.idx, self.body, self.kind = idx, body, kind
-        self._set((), lambda: f"R{kind}[{idx.skey}]({body.skey})", body.free_idx - {idx}, body.atoms)
+        self._set((), lambda: f"R{kind}[{idx.skey}]({body.skey})")
 
 
 class Delta(Term):
@@ -418,8 +411,7 @@ class Delta(Term):
         return as_poly(a), as_poly(b)
 
     def _build(self, a, b):
-        self.a, self.b = a, b
-        self._set((), lambda: f"D({a.skey},{b.skey})", a.index_vars() | b.index_vars(), ())
+        self._set((), lambda: f"D({a.skey},{b.skey})")
 
 
 _INT_RELS = ("<", "<=", ">", ">=")
@@ -435,8 +427,7 @@ class IntCond(Term):
         return as_poly(a), rel, as_poly(b)
 
     def _build(self, a, rel, b):
-        self.a, self.rel, self.b = a, rel, b
-        self._set((), lambda: f"C({a.skey}{rel}{b.skey})", a.index_vars() | b.index_vars(), ())
+        self._set((), lambda: f"C({a.skey}{rel}{b.skey})")
 
 
 class RealCond(Term):
@@ -450,8 +441,7 @@ class RealCond(Term):
         return as_term(t), rel
 
     def _build(self, t, rel):
-        self.t, self.rel = t, rel
-        self._set(t.shape, lambda: f"Q({t.skey}{rel}0)", t.free_idx, t.atoms)
+        self._set(t.shape, lambda: f"Q({t.skey}{rel}0)")
 
 
 class TensorFn(_Symbol):
@@ -464,6 +454,7 @@ class TensorFn(_Symbol):
 
     def _init(self, arg_shapes, out_shape):
         self.arg_shapes, self.out_shape = arg_shapes, out_shape
+        self.sizes = frozenset().union(*(_size_syms(s) for sh in arg_shapes + (out_shape,) for s in sh))
         self.skey = f"T:{self.name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes) \
             + "->" + ".".join(s.skey for s in out_shape)
 
@@ -475,10 +466,10 @@ class Apply(Term):
     """``f(x1, ..., xk)`` for an opaque ``TensorFn``."""
 
     @classmethod
-    def _canon(cls, fn, args):
+    def _canon(cls, fn, operands):
         if not isinstance(fn, TensorFn):
             raise KernelError(f"{fn!r} is not a tensor function")
-        args = tuple(as_term(a) for a in args)
+        args = tuple(as_term(a) for a in operands)
         if len(args) != len(fn.arg_shapes):
             raise KernelError(f"{fn.name} takes {len(fn.arg_shapes)} arguments, got {len(args)}")
         for k, (a, sh) in enumerate(zip(args, fn.arg_shapes)):
@@ -488,9 +479,7 @@ class Apply(Term):
         return fn, args
 
     def _build(self, fn, args):
-        self.fn, self.operands = fn, args
-        self._set(fn.out_shape, lambda: f"Ap{fn.skey}(" + ",".join(a.skey for a in args) + ")",
-                  _union(a.free_idx for a in args), _union(a.atoms for a in args) | {fn})
+        self._set(fn.out_shape, lambda: f"Ap{fn.skey}(" + ",".join(a.skey for a in args) + ")")
 
 
 class Deriv(Term):
@@ -512,11 +501,7 @@ class Deriv(Term):
         return body, var, idx
 
     def _build(self, body, var, idx):
-        self.body, self.var, self.idx = body, var, idx
-        free = set(body.free_idx)
-        for e in idx:
-            free |= e.index_vars()
-        self._set((), lambda: f"d({body.skey})/d{var.skey}[{','.join(e.skey for e in idx)}]", free, body.atoms | {var})
+        self._set((), lambda: f"d({body.skey})/d{var.skey}[{','.join(e.skey for e in idx)}]")
 
 
 class Named(Term):
@@ -530,8 +515,7 @@ class Named(Term):
         return name, as_term(body)
 
     def _build(self, name, body):
-        self.name, self.body = name, body
-        self._set(body.shape, lambda: f"Nm:{name}({body.skey})", body.free_idx, body.atoms)
+        self._set(body.shape, lambda: f"Nm:{name}({body.skey})")
 
 
 class Vjp(Term):
@@ -539,8 +523,8 @@ class Vjp(Term):
     transpose-Jacobian of an opaque TensorFn ``f`` applied to ``cot`` (its declared VJP)."""
 
     @classmethod
-    def _canon(cls, fn, argno, args, cot):
-        app, cot = Apply(fn, args), as_term(cot)
+    def _canon(cls, fn, argno, operands, cot):
+        app, cot = Apply(fn, operands), as_term(cot)
         if not (isinstance(argno, int) and 0 <= argno < len(app.operands)):
             raise KernelError(f"{fn.name} has no argument {argno!r}")
         if cot.shape != fn.out_shape:
@@ -549,9 +533,7 @@ class Vjp(Term):
         return fn, argno, app.operands, cot
 
     def _build(self, fn, argno, args, cot):
-        self.fn, self.argno, self.operands, self.cot = fn, argno, args, cot
-        self._set(fn.arg_shapes[argno], lambda: f"Vjp{argno}{fn.skey}(" + ",".join(a.skey for a in args) + f";{cot.skey})",
-                  _union(a.free_idx for a in args + (cot,)), _union(a.atoms for a in args + (cot,)) | {fn})
+        self._set(fn.arg_shapes[argno], lambda: f"Vjp{argno}{fn.skey}(" + ",".join(a.skey for a in args) + f";{cot.skey})")
 
 
 class At(Term):
@@ -570,10 +552,8 @@ class At(Term):
         return as_term(body), params, values
 
     def _build(self, body, params, values):
-        self.body, self.params, self.values = body, params, values
         self._set(body.shape, lambda: f"At({body.skey}|" + ",".join(f"{p.skey}={v.skey}" for p, v in zip(params, values))
-                  + ")", body.free_idx | _union(v.free_idx for v in values),
-                  (body.atoms - set(params)) | _union(v.atoms for v in values))
+                  + ")", (body.atoms - set(params)).union(*(v.atoms for v in values)))
 
 
 _fresh_vars = iter(range(1, 1 << 62))
@@ -745,19 +725,5 @@ class _Subst:
         return map_args(t, g, self.poly)
 
 
-def _sizes_in(x, out: set):
-    """Collect the size symbols of a constructor argument (one level: subterms carry
-    their own ``sizes``)."""
-    if isinstance(x, Term):
-        out |= x.sizes
-    elif isinstance(x, Poly):
-        out |= {s for s in x.symbols() if isinstance(s, SizeSym)}
-    elif isinstance(x, IndexVar):
-        _sizes_in(x.size, out)
-    elif isinstance(x, TensorFn):
-        for sh in x.arg_shapes + (x.out_shape,):
-            for s in sh:
-                _sizes_in(s, out)
-    elif isinstance(x, tuple):
-        for y in x:
-            _sizes_in(y, out)
+def _size_syms(p: Poly) -> frozenset:
+    return frozenset(s for s in p.symbols() if isinstance(s, SizeSym))
