@@ -28,6 +28,7 @@ nonzero, a kink that must be avoided), so each result states what it rests on.
 """
 from __future__ import annotations
 
+import inspect
 from fractions import Fraction
 from math import gcd, lcm
 
@@ -89,8 +90,8 @@ def mono_of(d: dict) -> Mono:
     key = frozenset(d.items())
     hit = _mono_cache.get(key)
     if hit is None:
-        hit = Mono(tuple(sorted(((a, _q(e)) for a, e in d.items() if e != 0), key=lambda ae: ae[0].skey)))
-        _mono_cache[key] = hit
+        hit = _mono_cache[key] = Mono(tuple(sorted(((a, _q(e)) for a, e in d.items() if e != 0),
+                                                   key=lambda ae: ae[0].skey)))
     return hit
 
 
@@ -133,8 +134,8 @@ def nf_of(d: dict) -> NF:
     key = frozenset(d.items())
     hit = _nf_cache.get(key)
     if hit is None:
-        hit = NF(tuple(sorted(((m, _q(c)) for m, c in d.items() if c != 0), key=lambda mc: mc[0].skey)))
-        _nf_cache[key] = hit
+        hit = _nf_cache[key] = NF(tuple(sorted(((m, _q(c)) for m, c in d.items() if c != 0),
+                                               key=lambda mc: mc[0].skey)))
     return hit
 
 
@@ -157,136 +158,126 @@ def nf_mono(m: Mono, c=1) -> NF:
 # -- atoms ----------------------------------------------------------------------------
 
 class Atom:
+    """A factor of a monomial. A subclass's ``_build`` arguments are kept under their
+    names; ``ivars`` (free indices), ``tvars`` (variables and function symbols) and
+    ``height`` (of nested sums) are those of its arguments (``_deps``), and ``_build``
+    sets the key and the signs it can show with ``_set``."""
     __slots__ = ("_args", "skey", "ivars", "tvars", "height", "positive", "nonneg", "nonzero", "idem",
                  "__weakref__", "__dict__")
 
     def __new__(cls, *args):
         return _intern(cls, args)
 
-    def _set(self, skey, ivars=(), tvars=(), height=0, positive=False, nonneg=False, nonzero=False, idem=False):
-        self.skey, self.ivars, self.tvars, self.height = skey, frozenset(ivars), frozenset(tvars), height
-        self.positive = positive
-        self.nonneg = nonneg or positive
-        self.nonzero = nonzero or positive
-        self.idem = idem
+    def __init_subclass__(cls):
+        cls._fields = tuple(inspect.signature(cls._build).parameters)[1:]
+
+    def _init(self, *args):
+        for name, x in zip(self._fields, args):
+            setattr(self, name, x)
+        self.ivars, self.tvars, self.height = _deps(args)
+        self._build(*args)
+
+    def _set(self, skey, positive=False, nonneg=False, nonzero=False, idem=False):
+        self.skey, self.positive, self.idem = skey, positive, idem
+        self.nonneg, self.nonzero = nonneg or positive, nonzero or positive
 
     __repr__ = lambda self: self.skey  # noqa: E731
 
 
-def _pvars(p: Poly) -> set:
-    return {s for s in p.symbols() if isinstance(s, IndexVar)}
-
-
-def _deps(*parts):
-    """Free indices, variables and sum height of the parts of an atom."""
+def _deps(args):
+    """Free indices, variables (and function symbols) and sum height of an atom's
+    arguments (and of the tuples among them)."""
     iv, tv, h = set(), set(), 0
-    for x in parts:
-        if isinstance(x, Poly):
-            iv |= _pvars(x)
-        else:
+    for x in [a for y in args for a in (y if isinstance(y, tuple) else (y,))]:
+        if isinstance(x, (Poly, S.IntSym)):
+            iv |= S.as_poly(x).index_vars()
+        elif isinstance(x, (T.Var, T._Symbol)):
+            tv.add(x)
+        elif isinstance(x, (NF, Mono, TensorNF)):
             iv |= x.ivars
             tv |= x.tvars
             h = max(h, x.height)
-    return iv, tv, h
+    return frozenset(iv), frozenset(tv), h
 
 
 class EntryA(Atom):
-    def _init(self, var, idx):
-        self.var, self.idx = var, idx
+    def _build(self, var, idx):
         f = var.facts if isinstance(var, T.Var) else frozenset()
-        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", _deps(*idx)[0], (var,),
-                  positive="positive" in f and not idx, nonneg="nonneg" in f, nonzero="nonzero" in f and not idx)
-        # An entry off the shape reads 0, so entrywise positivity holds only for scalars;
-        # indices that are provably in range are the common case and are checked here.
-        if idx and ("positive" in f or "nonzero" in f):
-            inside = all(nonneg(p) and nonneg(s - 1 - p) for p, s in zip(idx, var.shape))
-            self.positive = "positive" in f and inside
-            self.nonzero = ("nonzero" in f or "positive" in f) and inside
+        # An entry off the shape reads 0, so entrywise facts other than nonneg hold only
+        # where the indices are provably in range (the common case, checked here).
+        inside = ("positive" in f or "nonzero" in f) \
+            and all(nonneg(p) and nonneg(s - 1 - p) for p, s in zip(idx, var.shape))
+        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", positive="positive" in f and inside,
+                  nonneg="nonneg" in f, nonzero="nonzero" in f and inside)
 
 
 class IntA(Atom):
-    def _init(self, sym):
-        self.sym = sym
-        iv = {sym} if isinstance(sym, IndexVar) else (_pvars(Poly.sym(sym)) if isinstance(sym, FloorDiv) else set())
-        self._set(f"int:{sym.skey}", iv, positive=isinstance(sym, SizeSym),
+    def _build(self, sym):
+        self._set(f"int:{sym.skey}", positive=isinstance(sym, SizeSym),
                   nonneg=isinstance(sym, IndexVar) or (isinstance(sym, FloorDiv) and nonneg(sym.a)))
 
 
 class ConstA(Atom):
-    def _init(self, name):
-        self.name = name
+    def _build(self, name):
         self._set(f"const:{name}", positive=True)
 
 
 class PrimeA(Atom):
-    def _init(self, p):
-        self.p = p
+    def _build(self, p):
         self._set(f"prime:{p:020d}", positive=True)
 
 
 class DeltaA(Atom):
-    def _init(self, p):
-        self.p = p
-        self._set(f"delta:{p.skey}", _pvars(p), nonneg=True, idem=True)
+    def _build(self, p):
+        self._set(f"delta:{p.skey}", nonneg=True, idem=True)
 
 
 class IndA(Atom):
-    def _init(self, p):
-        self.p = p
-        self._set(f"ind:{p.skey}", _pvars(p), nonneg=True, idem=True)
+    def _build(self, p):
+        self._set(f"ind:{p.skey}", nonneg=True, idem=True)
 
 
 class RIndA(Atom):
-    def _init(self, u, rel):
-        self.u, self.rel = u, rel
-        self._set(f"rind:{u.skey}{rel}0", u.ivars, u.tvars, u.height, nonneg=True, idem=True)
+    def _build(self, u, rel):
+        self._set(f"rind:{u.skey}{rel}0", nonneg=True, idem=True)
 
 
 class ExpA(Atom):
-    def _init(self, m):
-        self.m = m
-        self._set(f"exp:{m.skey}", m.ivars, m.tvars, m.height, positive=True)
+    def _build(self, m):
+        self._set(f"exp:{m.skey}", positive=True)
 
 
 class LogA(Atom):
-    def _init(self, u):
-        self.u = u
-        self._set(f"log:{u.skey}", u.ivars, u.tvars, u.height)
+    def _build(self, u):
+        self._set(f"log:{u.skey}")
 
 
 class FnA(Atom):
-    def _init(self, fn, args):
-        self.fn, self.args = fn, args
-        name = fn if isinstance(fn, str) else fn.skey
-        iv, tv, h = _deps(*args)
-        self._set(f"fn:{name}(" + ",".join(u.skey for u in args) + ")", iv, tv | (set() if isinstance(fn, str) else {fn}), h)
+    def _build(self, fn, args):
+        self._set(f"fn:{fn if isinstance(fn, str) else fn.skey}(" + ",".join(u.skey for u in args) + ")")
 
 
 class DFnA(Atom):
-    def _init(self, fn, k, args):
-        self.fn, self.k, self.args = fn, k, args
-        iv, tv, h = _deps(*args)
-        self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")", iv, tv | {fn}, h)
+    def _build(self, fn, k, args):
+        self._set(f"dfn{k}:{fn.skey}(" + ",".join(u.skey for u in args) + ")")
 
 
 class ParenA(Atom):
-    def _init(self, u, pos):
-        self.u = u
-        self._set(f"paren{'+' if pos else ''}:{u.skey}", u.ivars, u.tvars, u.height, positive=pos)
+    def _build(self, u, pos):
+        self._set(f"paren{'+' if pos else ''}:{u.skey}", positive=pos)
 
 
 class SumA(Atom):
-    def _init(self, binders, m):
-        self.binders, self.m = binders, m
-        rng_pos = all(ppositive(b.size) for b in binders)
-        self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}", m.ivars - set(binders), m.tvars,
-                  m.height + 1, positive=m.positive and rng_pos, nonneg=m.nonneg)
+    def _build(self, binders, m):
+        self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}",
+                  positive=m.positive and all(ppositive(b.size) for b in binders), nonneg=m.nonneg)
+        self.ivars, self.height = m.ivars - set(binders), m.height + 1
 
 
 class MaxA(Atom):
-    def _init(self, b, u, kind):
-        self.b, self.u, self.kind = b, u, kind
-        self._set(f"{kind}[{b.skey}]{{{u.skey}}}", u.ivars - {b}, u.tvars, u.height + 1, positive=u.positive)
+    def _build(self, b, u, kind):
+        self._set(f"{kind}[{b.skey}]{{{u.skey}}}", positive=u.positive)
+        self.ivars, self.height = u.ivars - {b}, u.height + 1
 
 
 class TensorNF:
@@ -305,11 +296,9 @@ class TensorNF:
 class ApplyA(Atom):
     """``f(T1..Tk)[I]``, or with ``argno`` the Jacobian entry ``d f(T)[I] / d T_argno[K]``
     at ``idx = I + K``."""
-    def _init(self, fn, argno, args, idx):
-        self.fn, self.argno, self.args, self.idx = fn, argno, args, idx
-        iv, tv, h = _deps(*args, *idx)
+    def _build(self, fn, argno, args, idx):
         self._set(f"ap{'' if argno is None else argno}:{fn.skey}(" + ",".join(a.skey for a in args)
-                  + f")[{','.join(p.skey for p in idx)}]", iv, tv | {fn}, h)
+                  + f")[{','.join(p.skey for p in idx)}]")
 
 
 # -- rational powers of rationals -------------------------------------------------------
@@ -356,12 +345,7 @@ class Normalizer:
         self.strict_kinks = strict_kinks
         self.axioms: set = set()
         self.conds: dict = {}
-        self._mm: dict = {}
-        self._sub: dict = {}
-        self._norm: dict = {}
-        self._der: dict = {}
-        self._sign: dict = {}
-        self._ren: dict = {}
+        self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
         self._depth = 0
 
     def use(self, name: str):
@@ -420,14 +404,12 @@ class Normalizer:
             return nf_mono(m1)
         key = (m1, m2) if m1.skey <= m2.skey else (m2, m1)
         hit = self._mm.get(key)
-        if hit is not None:
-            return hit
-        d = dict(m1.factors)
-        for a, e in m2.factors:
-            d[a] = self.combine(a, d[a], e) if a in d else e
-        out = self.finish(d)
-        self._mm[key] = out
-        return out
+        if hit is None:
+            d = dict(m1.factors)
+            for a, e in m2.factors:
+                d[a] = self.combine(a, d[a], e) if a in d else e
+            hit = self._mm[key] = self.finish(d)
+        return hit
 
     def combine(self, a, e1: Fraction, e2: Fraction) -> Fraction:
         """The exponent of ``a^e1 * a^e2``, recording what that rests on."""
@@ -555,10 +537,7 @@ class Normalizer:
     def subst_nf(self, x: NF, mp: dict) -> NF:
         if not (x.ivars & mp.keys()):
             return x
-        out = []
-        for m, c in x.terms:
-            out.append(self.scale(self.subst_mono(m, mp), c))
-        return self.add(*out)
+        return self.add(*(self.scale(self.subst_mono(m, mp), c) for m, c in x.terms))
 
     def subst_mono(self, m: Mono, mp: dict) -> NF:
         if not (m.ivars & mp.keys()):
@@ -576,44 +555,24 @@ class Normalizer:
         mp = {k: v for k, v in mp.items() if k in a.ivars}
         key = (a, tuple(sorted(mp.items(), key=lambda kv: kv[0].skey)))
         hit = self._sub.get(key)
-        if hit is not None:
-            return hit
-        out = self._subst_atom(a, mp)
-        self._sub[key] = out
-        return out
+        if hit is None:
+            hit = self._sub[key] = self._subst_atom(a, mp)
+        return hit
 
     def _subst_atom(self, a: Atom, mp: dict) -> NF:
-        sp = lambda p: p.subst(mp)  # noqa: E731
-        sn = lambda u: self.subst_nf(u, mp)  # noqa: E731
-        if isinstance(a, EntryA):
-            return self.entry(a.var, tuple(sp(p) for p in a.idx))
+        """``a`` with indices substituted, normalized again (its binders made fresh)."""
         if isinstance(a, IntA):
-            return self.int_value(sp(Poly.sym(a.sym)))
-        if isinstance(a, (DeltaA, IndA)):
-            return (self.delta if isinstance(a, DeltaA) else self.ind)(sp(a.p))
-        if isinstance(a, RIndA):
-            return self.rind(sn(a.u), a.rel)
-        if isinstance(a, ExpA):
-            return self.exp(self.subst_mono(a.m, mp))
-        if isinstance(a, LogA):
-            return self.log(sn(a.u))
-        if isinstance(a, FnA):
-            return self.fn(a.fn, tuple(sn(u) for u in a.args))
-        if isinstance(a, DFnA):
-            return nf_atom(DFnA(a.fn, a.k, tuple(sn(u) for u in a.args)))
-        if isinstance(a, ParenA):
-            return sn(a.u)
+            return self.int_value(Poly.sym(a.sym).subst(mp))
         if isinstance(a, SumA):
             temps = [fresh_index(b.size) for b in a.binders]
-            inner = {**mp, **{b: Poly.sym(t) for b, t in zip(a.binders, temps)}}
-            return self.sum(temps, self.subst_mono(a.m, inner))
+            return self.sum(temps, self.subst_mono(a.m, {**mp, **{b: Poly.sym(t) for b, t in zip(a.binders, temps)}}))
         if isinstance(a, MaxA):
             t = fresh_index(a.b.size)
             return self.max(t, self.subst_nf(a.u, {**mp, a.b: Poly.sym(t)}), a.kind)
-        if isinstance(a, ApplyA):
-            return nf_atom(ApplyA(a.fn, a.argno, tuple(self.subst_tensor(x, mp) for x in a.args),
-                                  tuple(sp(p) for p in a.idx)))
-        raise KernelError(f"cannot substitute in atom {a!r}")
+        args = _map_args(a, {Poly: lambda p: p.subst(mp), NF: lambda u: self.subst_nf(u, mp),
+                             Mono: lambda m: self.subst_mono(m, mp), TensorNF: lambda x: self.subst_tensor(x, mp)})
+        renormalize = _RENORMALIZE.get(type(a))
+        return renormalize(self, *args) if renormalize else nf_atom(type(a)(*args))
 
     def subst_tensor(self, x: TensorNF, mp: dict) -> TensorNF:
         if not (x.ivars & mp.keys()):
@@ -631,43 +590,19 @@ class Normalizer:
             return a
         key = (a, tuple(sorted(((k, v) for k, v in mp.items() if k in a.ivars), key=lambda kv: kv[0].skey)))
         hit = self._ren.get(key)
-        if hit is not None:
-            return hit
-        out = self._rename(a, mp)
-        self._ren[key] = out
-        return out
+        if hit is None:
+            hit = self._ren[key] = self._rename(a, mp)
+        return hit
 
     def _rename(self, a: Atom, mp: dict) -> Atom:
-        rp = lambda p: p.subst(mp)  # noqa: E731
-        rn = lambda u: self.rename_nf(u, mp)  # noqa: E731
-        if isinstance(a, EntryA):
-            return EntryA(a.var, tuple(rp(p) for p in a.idx))
         if isinstance(a, IntA):
-            (s,) = rp(Poly.sym(a.sym)).top_atoms()
+            (s,) = Poly.sym(a.sym).subst(mp).top_atoms()
             return IntA(s)
-        if isinstance(a, DeltaA):
-            return _the_atom(self.delta(rp(a.p)))
-        if isinstance(a, IndA):
-            return IndA(rp(a.p))
-        if isinstance(a, RIndA):
-            return RIndA(rn(a.u), a.rel)
-        if isinstance(a, ExpA):
-            return ExpA(self.rename_mono(a.m, mp))
-        if isinstance(a, LogA):
-            return LogA(rn(a.u))
-        if isinstance(a, FnA):
-            return FnA(a.fn, tuple(rn(u) for u in a.args))
-        if isinstance(a, DFnA):
-            return DFnA(a.fn, a.k, tuple(rn(u) for u in a.args))
-        if isinstance(a, ParenA):
-            return ParenA(rn(a.u), a.positive)
-        if isinstance(a, SumA) and len(a.binders) == 1:
-            return SumA(a.binders, self.rename_mono(a.m, mp))
-        if isinstance(a, MaxA):
-            return MaxA(a.b, rn(a.u), a.kind)
-        if isinstance(a, ApplyA):
-            return ApplyA(a.fn, a.argno, tuple(TensorNF(x.binders, rn(x.u)) for x in a.args), tuple(rp(p) for p in a.idx))
-        return _the_atom(self.subst_atom(a, mp))
+        if isinstance(a, DeltaA) or isinstance(a, SumA) and len(a.binders) > 1:
+            return _the_atom(self.subst_atom(a, mp))
+        rn = lambda u: self.rename_nf(u, mp)  # noqa: E731
+        return type(a)(*_map_args(a, {Poly: lambda p: p.subst(mp), NF: rn, Mono: lambda m: self.rename_mono(m, mp),
+                                      TensorNF: lambda x: TensorNF(x.binders, rn(x.u))}))
 
     def rename_mono(self, m: Mono, mp: dict) -> Mono:
         if not (m.ivars & mp.keys()):
@@ -691,10 +626,7 @@ class Normalizer:
     def int_value(self, p: Poly) -> NF:
         out: dict = {}
         for m, c in p.terms.items():
-            d = {}
-            for s, k in m:
-                d[IntA(s)] = Fraction(k)
-            mono = mono_of(d)
+            mono = mono_of({IntA(s): Fraction(k) for s, k in m})
             out[mono] = out.get(mono, F0) + c
         return nf_of(out)
 
@@ -734,7 +666,7 @@ class Normalizer:
             return self.delta(p)
         # p >= -1, so p >= 0 means p != -1 (free indices only: in a sum, shifting the
         # binder is the canonical form)
-        if nonneg(p + 1) and all(v.tag not in ("t", "b") for v in _pvars(p)):
+        if nonneg(p + 1) and all(v.tag not in ("t", "b") for v in p.index_vars()):
             return self.sub(ONE, self.delta(p + 1))
         for m in sorted((x for x in p.symbols() if isinstance(x, SizeSym)), key=lambda x: x.skey):
             q, r = divide_exact(p, Poly.sym(m))   # p = m q + r: with 0 <= r < m, p >= 0 iff q >= 0
@@ -780,10 +712,9 @@ class Normalizer:
             return ONE
         out = ONE
         for m, c in u.terms:
-            if len(m.factors) == 1 and isinstance(m.factors[0][0], LogA) and m.factors[0][1] == 1 \
-                    and m.factors[0][0].u.positive:
+            if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(a := m.factors[0][0], LogA) and a.u.positive:
                 self.use("exp_log")
-                out = self.mul(out, self.pow(m.factors[0][0].u, c, True))
+                out = self.mul(out, self.pow(a.u, c, True))
                 continue
             if len(u.terms) > 1:
                 self.use("exp_add")
@@ -923,23 +854,15 @@ class Normalizer:
                 inside.append((a, e))
             else:
                 outside[a] = e
-        parent = {b: b for b in bs}
-
-        def find(b):
-            while parent[b] is not b:
-                b = parent[b]
-            return b
-
+        block = {b: frozenset([b]) for b in bs}     # each binder's connected block so far
         for a, _ in inside:
-            linked = [b for b in bs if b in a.ivars]
-            for b in linked[1:]:
-                parent[find(b)] = find(linked[0])
+            joined = frozenset().union(*(block[b] for b in a.ivars & bset))
+            block.update(dict.fromkeys(joined, joined))
         blocks: dict = {}
         for b in bs:
-            blocks.setdefault(find(b), ([], []))[0].append(b)
+            blocks.setdefault(block[b], ([], []))[0].append(b)
         for a, e in inside:
-            r = find(next(b for b in bs if b in a.ivars))
-            blocks[r][1].append((a, e))
+            blocks[block[next(b for b in bs if b in a.ivars)]][1].append((a, e))
         if len(blocks) > 1:
             self.use("sum_split")
         if outside:
@@ -1029,11 +952,9 @@ class Normalizer:
         envkey = tuple((v, env[v]) for v in sorted(t.free_idx & env.keys(), key=lambda v: v.skey))
         key = (t, tuple(idx), envkey)
         hit = self._norm.get(key)
-        if hit is not None:
-            return hit
-        out = self._norm_term(t, tuple(idx), env)
-        self._norm[key] = out
-        return out
+        if hit is None:
+            hit = self._norm[key] = self._norm_term(t, tuple(idx), env)
+        return hit
 
     def _norm_term(self, t, idx, env) -> NF:
         n = self.norm
@@ -1065,8 +986,7 @@ class Normalizer:
         if isinstance(t, T.Pow):
             return self.pow(n(t.base, idx, env), t.exponent, self.sign(t.base) == "pos")
         if isinstance(t, T.Func):
-            args = tuple(n(a, at(a), env) for a in t.operands)
-            return self.fn(t.fn, args)
+            return self.fn(t.fn, tuple(n(a, at(a), env) for a in t.operands))
         if isinstance(t, T.Sum):
             b = fresh_index(t.idx.size, t.idx.name)
             return self.sum([b], n(t.body, idx, {**env, t.idx: Poly.sym(b)}))
@@ -1077,8 +997,7 @@ class Normalizer:
             return self.delta(sub(t.a) - sub(t.b))
         if isinstance(t, T.IntCond):
             a, b = sub(t.a), sub(t.b)
-            p = {"<": b - a - 1, "<=": b - a, ">": a - b - 1, ">=": a - b}[t.rel]
-            return self.ind(p)
+            return self.ind({"<": b - a - 1, "<=": b - a, ">": a - b - 1, ">=": a - b}[t.rel])
         if isinstance(t, T.RealCond):
             return self.rind(n(t.t, idx, env), t.rel)
         if isinstance(t, T.Named):
@@ -1105,12 +1024,9 @@ class Normalizer:
 
     def sign(self, t: T.Term):
         """'pos', 'nonneg' or None: what the term's structure shows about its entries."""
-        hit = self._sign.get(t, 0)
-        if hit != 0:
-            return hit
-        out = self._sign_of(t)
-        self._sign[t] = out
-        return out
+        if t not in self._sign:
+            self._sign[t] = self._sign_of(t)
+        return self._sign[t]
 
     def _sign_of(self, t):
         s = self.sign
@@ -1128,12 +1044,10 @@ class Normalizer:
         if isinstance(t, (T.Lamda, T.Named)):
             return s(t.body)
         if isinstance(t, (T.Add, T.Mul)):
-            signs = [s(a) for a in t.terms]
+            signs = {s(a) for a in t.terms}
             if None in signs:
                 return None
-            if isinstance(t, T.Add):
-                return "pos" if "pos" in signs else "nonneg"
-            return "pos" if all(x == "pos" for x in signs) else "nonneg"
+            return "pos" if ("pos" in signs if isinstance(t, T.Add) else signs == {"pos"}) else "nonneg"
         if isinstance(t, T.Pow):
             b = s(t.base)
             if b == "pos":
@@ -1151,6 +1065,23 @@ class Normalizer:
         if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
             return "nonneg"
         return None
+
+
+# How ``subst_atom`` normalizes an atom again from its substituted arguments (the
+# other atoms are rebuilt from them as they are).
+_RENORMALIZE = {EntryA: Normalizer.entry, DeltaA: Normalizer.delta, IndA: Normalizer.ind, RIndA: Normalizer.rind,
+                ExpA: Normalizer.exp, LogA: Normalizer.log, FnA: Normalizer.fn, ParenA: lambda nz, u, pos: u}
+
+
+def _map_args(a: Atom, fs: dict) -> list:
+    """The arguments of ``a`` with ``fs[type(x)]`` applied to each ``x`` among them (and
+    in their tuples) whose type it lists."""
+    def one(x):
+        if isinstance(x, tuple):
+            return tuple(one(y) for y in x)
+        f = fs.get(type(x))
+        return x if f is None else f(x)
+    return [one(x) for x in a._args]
 
 
 def divisions(skey: str) -> list:
