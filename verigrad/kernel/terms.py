@@ -608,14 +608,12 @@ class _Subst:
     def __init__(self, mapping, ints):
         self.mapping, self.ints = mapping, ints
         self.cache: dict = {}
-        captured = set()
-        for v in mapping.values():
-            if isinstance(v, Term):
-                captured |= v.free_idx
-            elif isinstance(v, Poly):
-                captured |= v.index_vars()
-            elif isinstance(v, FnLam):
-                captured |= v.body.free_idx
+        # The free indices of the values as they will be substituted (an IndexVar or an
+        # int for an integer symbol, a term for a variable): a binder of one is renamed.
+        captured = set().union(*(p.index_vars() for p in ints.values()))
+        for k, v in mapping.items():
+            if not isinstance(k, IntSym):
+                captured |= v.body.free_idx if isinstance(v, FnLam) else as_term(v).free_idx
         self.captured = captured
         self.sizes = {k for k in ints if isinstance(k, SizeSym)}
 
