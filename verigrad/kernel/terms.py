@@ -48,13 +48,6 @@ class Term:
             raw = hit = None
         if hit is not None:
             return hit
-        out = cls._new(args, kw)
-        if raw is not None:
-            _raw[raw] = out
-        return out
-
-    @classmethod
-    def _new(cls, args, kw):
         args = cls._canon(*args, **kw)
         key = (cls, args)
         obj = _interned.get(key)
@@ -78,6 +71,8 @@ class Term:
             obj.mentions = obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ()) \
                 if obj.has_at else obj.atoms
             _interned[key] = obj
+        if raw is not None:
+            _raw[raw] = obj
         return obj
 
     def __init_subclass__(cls):
@@ -187,9 +182,7 @@ class Num(Term):
 
     @classmethod
     def _canon(cls, value):
-        if isinstance(value, float):
-            value = Fraction(value)
-        if not isinstance(value, (int, Fraction)) or isinstance(value, bool):
+        if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
             raise KernelError(f"{value!r} is not a rational number")
         return (Fraction(value),)
 
@@ -302,9 +295,7 @@ class Pow(Term):
     def _canon(cls, base, exponent):
         if isinstance(exponent, Num):
             exponent = exponent.value
-        if isinstance(exponent, float):
-            exponent = Fraction(exponent)
-        if not isinstance(exponent, (int, Fraction)) or isinstance(exponent, bool):
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, Fraction, float)):
             raise KernelError(f"exponent {exponent!r} of {base!r} must be rational")
         return as_term(base), Fraction(exponent)
 
@@ -605,17 +596,15 @@ def subst(t: Term, mapping: dict) -> Term:
 
 
 class _Subst:
-    def __init__(self, mapping, ints):
-        self.mapping, self.ints = mapping, ints
-        self.cache: dict = {}
-        # The free indices of the values as they will be substituted (an IndexVar or an
-        # int for an integer symbol, a term for a variable): a binder of one is renamed.
-        captured = set().union(*(p.index_vars() for p in ints.values()))
-        for k, v in mapping.items():
-            if not isinstance(k, IntSym):
-                captured |= v.body.free_idx if isinstance(v, FnLam) else as_term(v).free_idx
-        self.captured = captured
+    def __init__(self, mapping, ints, captured=None):
+        self.mapping, self.ints, self.cache = mapping, ints, {}
         self.sizes = {k for k in ints if isinstance(k, SizeSym)}
+        if captured is None:    # the free indices of the values, as they will be substituted
+            captured = set().union(*(p.index_vars() for p in ints.values()))
+            for k, v in mapping.items():
+                if not isinstance(k, IntSym):
+                    captured |= v.body.free_idx if isinstance(v, FnLam) else as_term(v).free_idx
+        self.captured = captured
 
     def poly(self, p: Poly) -> Poly:
         return p.subst(self.ints)
@@ -626,24 +615,19 @@ class _Subst:
         if v in self.captured or size is not v.size:
             # Deterministic when only the range changes, so equal substitutions give equal terms.
             w = fresh_index(size, v.name) if v in self.captured else IndexVar(v.name, size, v.tag)
-            inner = _Subst(self.mapping, {**self.ints, v: Poly.sym(w)})
-            inner.captured = self.captured
-            return w, inner
+            return w, _Subst(self.mapping, {**self.ints, v: Poly.sym(w)}, self.captured)
         if v in self.ints:  # a bound index shadows a substituted free one of that name
-            inner = _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v})
-            inner.captured = self.captured
-            return v, inner
+            return v, _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v}, self.captured)
         return v, self
 
     def go(self, t: Term) -> Term:
-        if not (t.atoms & self.mapping.keys()) and not self._touches_ints(t):
+        if not (t.atoms & self.mapping.keys()) \
+                and not (self.ints and (t.free_idx & self.ints.keys() or self.sizes & t.sizes)):
             return t
         hit = self.cache.get(t)
-        if hit is not None:
-            return hit
-        out = self._go(t)
-        self.cache[t] = out
-        return out
+        if hit is None:
+            hit = self.cache[t] = self._go(t)
+        return hit
 
     def _at(self, t: At) -> Term:
         """Substitute in the values, and in the body with the params bound: a param is
@@ -661,13 +645,6 @@ class _Subst:
                 inner[p] = q
             params.append(q)
         return At(subst(t.body, inner), params, [self.go(v) for v in t.values])
-
-    def _touches_ints(self, t: Term) -> bool:
-        if not self.ints:
-            return False
-        if t.free_idx & self.ints.keys():
-            return True
-        return bool(self.sizes & t.sizes)
 
     def _go(self, t: Term) -> Term:
         g = self.go
