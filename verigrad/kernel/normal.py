@@ -73,13 +73,8 @@ class Mono:
         self.ivars = _EMPTY.union(*[a.ivars for a, _ in factors])
         self.tvars = _EMPTY.union(*[a.tvars for a, _ in factors])
         self.height = max((a.height for a, _ in factors), default=0)
-        pos, nn = True, True
-        for a, e in factors:
-            if not a.positive:
-                pos = False
-                if not (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0)):
-                    nn = False
-        self.positive, self.nonneg = pos, nn
+        self.positive = all(a.positive for a, _ in factors)
+        self.nonneg = all(a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0) for a, e in factors)
 
 
 _mono_cache: dict = {}
@@ -520,10 +515,7 @@ class Normalizer:
 
     def paren(self, x: NF, e: Fraction, pos: bool) -> NF:
         """``x^e`` for a sum ``x`` kept whole: its positive content is taken out first."""
-        num = den = 0
-        for _, c in x.terms:
-            num, den = gcd(num, c.numerator), gcd(den, c.denominator)
-        g = Fraction(num, lcm(*[c.denominator for _, c in x.terms]))
+        g = Fraction(gcd(*[c.numerator for _, c in x.terms]), lcm(*[c.denominator for _, c in x.terms]))
         if g != 1 and (e.denominator == 1 or pos):
             self.use("pow_content")
             coef, primes = _ratpow(g, e)
@@ -679,8 +671,7 @@ class Normalizer:
                     return self.ind(q - 1)
         g = p.content()
         if g > 1:
-            c = p.const_value()
-            p = Poly({m: c_ // g for m, c_ in p.terms.items() if m}) + (c // g)
+            p = Poly({m: c // g for m, c in p.terms.items() if m}) + p.const_value() // g
         return nf_atom(IndA(p))
 
     def rind(self, u: NF, rel: str) -> NF:
@@ -773,10 +764,10 @@ class Normalizer:
         return self.add(*(self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms))
 
     def _sum_mono(self, bs, m: Mono, merge: bool = True) -> NF:
-        if any(b.size is S.ONE for b in bs):   # a sum over a single index value: b = 0
+        one = {b: S.ZERO for b in bs if b.size is S.ONE}
+        if one:   # a sum over a single index value: b = 0
             self.use("sum_const")
-            one = [b for b in bs if b.size is S.ONE]
-            return self.sum([b for b in bs if b.size is not S.ONE], self.subst_mono(m, {b: S.ZERO for b in one}))
+            return self.sum([b for b in bs if b not in one], self.subst_mono(m, one))
         unused = [b for b in bs if b not in m.ivars]
         bs = [b for b in bs if b in m.ivars]
         out = ONE
@@ -848,12 +839,8 @@ class Normalizer:
                     self.use("sum_reindex")
                     return self.mul(out, self.sum([c for c in bs if c is not i and c is not j] + [ij[0]], ij[1]))
         # 6. Pull out what does not depend on the binders; split independent blocks.
-        inside, outside = [], {}
-        for a, e in m.factors:
-            if a.ivars & bset:
-                inside.append((a, e))
-            else:
-                outside[a] = e
+        inside = [(a, e) for a, e in m.factors if a.ivars & bset]
+        outside = {a: e for a, e in m.factors if not a.ivars & bset}
         block = {b: frozenset([b]) for b in bs}     # each binder's connected block so far
         for a, _ in inside:
             joined = frozenset().union(*(block[b] for b in a.ivars & bset))
@@ -933,9 +920,8 @@ class Normalizer:
         if b not in u.ivars:
             self.use("max_const")
             return u
-        h = 1 + u.height
-        name = bound_index(h, 0, b.size)
-        return nf_atom(MaxA(name, self.subst_nf(u, {b: Poly.sym(name)}), kind))
+        x = self.tensor([b], u)     # the binder named canonically
+        return nf_atom(MaxA(x.binders[0], x.u, kind))
 
     def tensor(self, temps, u: NF) -> TensorNF:
         h = 1 + u.height
@@ -987,12 +973,10 @@ class Normalizer:
             return self.pow(n(t.base, idx, env), t.exponent, self.sign(t.base) == "pos")
         if isinstance(t, T.Func):
             return self.fn(t.fn, tuple(n(a, at(a), env) for a in t.operands))
-        if isinstance(t, T.Sum):
+        if isinstance(t, (T.Sum, T.ReduceMax)):
             b = fresh_index(t.idx.size, t.idx.name)
-            return self.sum([b], n(t.body, idx, {**env, t.idx: Poly.sym(b)}))
-        if isinstance(t, T.ReduceMax):
-            b = fresh_index(t.idx.size, t.idx.name)
-            return self.max(b, n(t.body, (), {**env, t.idx: Poly.sym(b)}), t.kind)
+            body = n(t.body, idx, {**env, t.idx: Poly.sym(b)})
+            return self.sum([b], body) if isinstance(t, T.Sum) else self.max(b, body, t.kind)
         if isinstance(t, T.Delta):
             return self.delta(sub(t.a) - sub(t.b))
         if isinstance(t, T.IntCond):
@@ -1002,11 +986,10 @@ class Normalizer:
             return self.rind(n(t.t, idx, env), t.rel)
         if isinstance(t, T.Named):
             return n(t.body, idx, env)
-        if isinstance(t, T.Apply):
+        if isinstance(t, (T.Apply, T.Vjp)):
             args = tuple(self.tensor_of(a, env) for a in t.operands)
-            return nf_atom(ApplyA(t.fn, None, args, idx))
-        if isinstance(t, T.Vjp):
-            args = tuple(self.tensor_of(a, env) for a in t.operands)
+            if isinstance(t, T.Apply):
+                return nf_atom(ApplyA(t.fn, None, args, idx))
             temps = [fresh_index(s) for s in t.cot.shape]
             out_idx = tuple(Poly.sym(v) for v in temps)
             return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(ApplyA(t.fn, t.argno, args, out_idx + idx))))
@@ -1034,14 +1017,14 @@ class Normalizer:
             return "pos" if "positive" in t.facts else "nonneg" if "nonneg" in t.facts else None
         if isinstance(t, T.Num):
             return "pos" if t.value > 0 else "nonneg" if t.value == 0 else None
-        if isinstance(t, T.Const):
+        if isinstance(t, T.Const) or isinstance(t, T.Func) and t.fn == "exp":
             return "pos"
         if isinstance(t, T.IntVal):
             return "pos" if ppositive(t.poly) else "nonneg" if nonneg(t.poly) else None
         if isinstance(t, T.Index):
             b = s(t.base)
             return ("nonneg" if b else None) if t.total else b
-        if isinstance(t, (T.Lamda, T.Named)):
+        if isinstance(t, (T.Lamda, T.Named, T.ReduceMax)):
             return s(t.body)
         if isinstance(t, (T.Add, T.Mul)):
             signs = {s(a) for a in t.terms}
@@ -1049,19 +1032,11 @@ class Normalizer:
                 return None
             return "pos" if ("pos" in signs if isinstance(t, T.Add) else signs == {"pos"}) else "nonneg"
         if isinstance(t, T.Pow):
-            b = s(t.base)
-            if b == "pos":
-                return "pos"
-            if b == "nonneg" or (t.exponent.denominator == 1 and t.exponent.numerator % 2 == 0):
-                return "nonneg"
-            return None
-        if isinstance(t, T.Func) and t.fn == "exp":
-            return "pos"
+            b, even = s(t.base), t.exponent.denominator == 1 and t.exponent.numerator % 2 == 0
+            return "pos" if b == "pos" else "nonneg" if b == "nonneg" or even else None
         if isinstance(t, T.Sum):
             b = s(t.body)
             return ("pos" if ppositive(t.idx.size) else "nonneg") if b == "pos" else b
-        if isinstance(t, T.ReduceMax):
-            return s(t.body)
         if isinstance(t, (T.Delta, T.IntCond, T.RealCond)):
             return "nonneg"
         return None
