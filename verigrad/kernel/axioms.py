@@ -29,8 +29,7 @@ def _r(name: str, statement: str, why: str):
 # Ring and power laws -------------------------------------------------------------------
 _r("ring", "a + b = b + a, a(b + c) = ab + ac, ... (commutative ring laws with rational constants)",
    "The reals form a field containing the rationals; the normal form is the polynomial ring.")
-_r("pow_add_pos", "a > 0  ->  a^r a^s = a^(r+s)",
-   "Exponent law for a positive base and rational exponents.")
+_r("pow_add_pos", "a > 0  ->  a^r a^s = a^(r+s)", "Exponent law for a positive base and rational exponents.")
 _r("pow_add_int", "a^m a^n = a^(m+n) for integers m, n (a != 0 when m + n = 0)",
    "Exponent law for integer exponents; with 0^-1 = 0 it holds at a = 0 unless m + n = 0, "
    "which is then recorded as the condition a != 0.")
@@ -42,8 +41,7 @@ _r("pow_expand", "(a + b)^n = a^n + ... + b^n for an integer n >= 1",
    "The binomial/multinomial expansion is repeated distributivity.")
 _r("pow_content", "(g u)^r = g^r u^r for a rational g > 0 (u > 0 if r is not an integer)",
    "Powers distribute over a product with a positive constant.")
-_r("indicator_idempotent", "[P]^k = [P] for k != 0",
-   "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
+_r("indicator_idempotent", "[P]^k = [P] for k != 0", "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
 # Indices, deltas, sums ------------------------------------------------------------------
 _r("entry_off_shape", "x[e] = 0  when e is provably off the axis",
    "The total reading of a tensor: an entry off its shape is 0 (every such read is guarded in a term).")
@@ -56,12 +54,9 @@ _r("delta_subst", "[v == s] f(v) = [v == s] f(s)",
    "Where the delta is 1, v equals s; where it is 0 both sides are 0.")
 _r("delta_elim", "sum_{v<N} [c v == -b] f(v) = [0 <= s < N][c | b] f(s), s = -b/c",
    "Only the term with v = s survives, if that s is an integer in range.")
-_r("sum_linear", "sum_v (a f(v) + b g(v)) = a sum_v f(v) + b sum_v g(v)",
-   "Finite sums are linear.")
-_r("sum_const", "sum_{v<N} c = N c  when c does not depend on v",
-   "A finite sum of N equal terms.")
-_r("sum_pull", "sum_v c f(v) = c sum_v f(v)  when c does not depend on v",
-   "Distributivity of a finite sum.")
+_r("sum_linear", "sum_v (a f(v) + b g(v)) = a sum_v f(v) + b sum_v g(v)", "Finite sums are linear.")
+_r("sum_const", "sum_{v<N} c = N c  when c does not depend on v", "A finite sum of N equal terms.")
+_r("sum_pull", "sum_v c f(v) = c sum_v f(v)  when c does not depend on v", "Distributivity of a finite sum.")
 _r("sum_split", "sum_{u,v} f(u) g(v) = (sum_u f(u)) (sum_v g(v))",
    "Distributivity of finite sums over independent blocks.")
 _r("sum_nest", "sum_{u,v} f(u) g(u, v) = sum_u f(u) sum_v g(u, v)",

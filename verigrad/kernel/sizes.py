@@ -121,8 +121,7 @@ class Poly:
         key = frozenset(terms.items())
         hit = _poly_cache.get(key)
         if hit is None:
-            items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0),
-                                 key=lambda mc: _mono_key(mc[0])))
+            items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
             hit = _poly_cache[key] = _intern(cls, items)
         return hit
 

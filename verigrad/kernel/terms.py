@@ -134,10 +134,8 @@ def as_term(x) -> Term:
         return x
     if isinstance(x, bool):
         raise KernelError(f"{x!r} is not a real term")
-    if isinstance(x, (int, Fraction)):
+    if isinstance(x, (int, Fraction, float)):
         return Num(x)
-    if isinstance(x, float):
-        return Num(Fraction(x))
     if isinstance(x, (Poly, IntSym)):
         return IntVal(x)
     raise KernelError(f"{x!r} ({type(x).__name__}) is not a term")

@@ -308,8 +308,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
                 diff = nz.sub(nz.norm(lhs2, tuple(idx)), nz.norm(rhs2, tuple(idx)))
             except NotDifferentiable as e:
                 return Failure(f"not differentiable: {e}")
-            if diff.terms:
-                diff = _clear_denominators(nz, diff)
+            diff = _clear_denominators(nz, diff)
             if not diff.terms or splits > 2 * len(idx) or not _split_free(diff, idx):
                 break
             splits += 1
@@ -335,11 +334,8 @@ def _closed(u: NF) -> T.Term:
     t = reify(u)
     names = iter(["i", "j", "l", "p", "q", "r"] + [f"i{n}" for n in range(1, 50)])
     used = {v.name for v in t.free_idx}
-    mapping = {}
-    for v in sorted(t.free_idx, key=lambda v: v.skey):
-        name = next(n for n in names if n not in used)
-        mapping[v] = Poly.sym(IndexVar(name, v.size))
-    return T.subst(t, mapping)
+    return T.subst(t, {v: Poly.sym(IndexVar(next(n for n in names if n not in used), v.size))
+                       for v in sorted(t.free_idx, key=lambda v: v.skey)})
 
 
 CASE_LIMIT = 16
@@ -359,10 +355,7 @@ def _cases(lhs, rhs, idx, strict) -> Normalizer | None:
         at = list(idx)
         for j, v in zip(small, combo):
             at[j] = Poly.const(v)
-        diff = nz.sub(nz.norm(lhs, tuple(at)), nz.norm(rhs, tuple(at)))
-        if diff.terms:
-            diff = _clear_denominators(nz, diff)
-        if diff.terms:
+        if _clear_denominators(nz, nz.sub(nz.norm(lhs, tuple(at)), nz.norm(rhs, tuple(at)))).terms:
             return None
     return nz
 
@@ -398,8 +391,6 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
             diff = nz.mul(diff, nf_atom(a, math.ceil(-e)))
         # a whole power of a sum left beside a constant is multiplied out
         diff = nz.add(*(nz.scale(nz.finish(dict(m.factors)), c) for m, c in diff.terms))
-        if not diff.terms:
-            return diff
     return diff
 
 
