@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, FnA, LogA, MaxA, Mono, NF, Normalizer,
-                     NotDifferentiable, ParenA, PrimeA, RIndA, SumA, nf_atom, nf_mono)
+                     NotDifferentiable, ParenA, RIndA, SumA, nf_atom, nf_mono)
 from .sizes import Poly, fresh_index
 
 
@@ -43,13 +43,12 @@ def _mono(nz: Normalizer, m: Mono, var, P) -> NF:
         if not da.terms:
             continue
         nz.use("deriv_product")
-        if e != 1:
-            nz.use("deriv_power")
-            if not a.positive and not (e > 0 and e.denominator == 1):
-                nz.need("nonzero" if e.denominator == 1 else "positive", a.u if isinstance(a, ParenA) else nf_atom(a))
         rest = dict(m.factors[:i] + m.factors[i + 1:])
         if e != 1:
+            nz.use("deriv_power")
             rest[a] = e - 1
+            if not a.positive and not (e > 0 and e.denominator == 1):
+                nz.need("nonzero" if e.denominator == 1 else "positive", a.u if isinstance(a, ParenA) else nf_atom(a))
         piece = nz.mul(nz.finish(rest), da) if rest else da
         parts.append(nz.scale(piece, e))
     return nz.add(*parts)
@@ -89,8 +88,6 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
                                 "differentiation (the kernel has no derivative of max)")
     if isinstance(a, (DFnA, ApplyA)):
         raise NotDifferentiable(f"second derivative of the opaque function {a.fn.name}")
-    if isinstance(a, (ConstA, PrimeA)):
-        return ZERO
     raise NotDifferentiable(f"no derivative rule for {a!r}")
 
 

@@ -337,11 +337,8 @@ class Normalizer:
     records are exactly those used for that decision."""
 
     def __init__(self, strict_kinks: bool = False):
-        self.strict_kinks = strict_kinks
-        self.axioms: set = set()
-        self.conds: dict = {}
+        self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
         self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
-        self._depth = 0
 
     def use(self, name: str):
         self.axioms.add(name)
@@ -506,11 +503,8 @@ class Normalizer:
                 self.use("pow_mul_pos")
                 return self.scale(self.finish(d), coef)
         elif e > 0 and e.denominator == 1:
-            out = x
-            for _ in range(int(e) - 1):
-                out = self.mul(out, x)
             self.use("pow_expand")
-            return out
+            return self.prod([x] * int(e))
         return self.paren(x, e, pos_hint or x.positive)
 
     def paren(self, x: NF, e: Fraction, pos: bool) -> NF:
@@ -534,8 +528,7 @@ class Normalizer:
     def subst_mono(self, m: Mono, mp: dict) -> NF:
         if not (m.ivars & mp.keys()):
             return nf_mono(m)
-        out = ONE
-        keep = {}
+        out, keep = ONE, {}
         for a, e in m.factors:
             if a.ivars & mp.keys():
                 out = self.mul(out, self.pow(self.subst_atom(a, mp), e, a.positive))
@@ -699,8 +692,6 @@ class Normalizer:
         """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v``."""
         if isinstance(u, Mono):
             u = nf_mono(u)
-        if not u.terms:
-            return ONE
         out = ONE
         for m, c in u.terms:
             if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(a := m.factors[0][0], LogA) and a.u.positive:
@@ -1062,9 +1053,7 @@ def _map_args(a: Atom, fs: dict) -> list:
 def divisions(skey: str) -> list:
     """The floor divisions a key mentions: where to try re-indexing ``c = u*m + v``.
     A guide only: re-indexing by a bijection is sound whatever it returns."""
-    if "f:(" not in skey:
-        return []
-    return [o for o in S.FLOORDIVS if o.skey in skey]
+    return [o for o in S.FLOORDIVS if o.skey in skey] if "f:(" in skey else []
 
 
 # Untrusted heuristics installed by ``verigrad.certify.canon`` (any answer is sound):

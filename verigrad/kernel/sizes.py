@@ -322,13 +322,10 @@ def _bound(p: Poly, want_low: bool):
         if split is None or rng is None:
             return None
         a, b = split
-        lo, hi = rng
-        if nonneg(a):
-            pick = lo if want_low else hi
-        elif nonneg(-a):
-            pick = hi if want_low else lo
-        else:
+        up = nonneg(a)      # a >= 0: the low end of v's range gives the low end of a*v
+        if not (up or nonneg(-a)):
             return None
+        pick = rng[0] if want_low == up else rng[1]
         if pick is None:
             return None
         p = a * pick + b
@@ -390,12 +387,9 @@ def divide_exact(a: Poly, m: Poly):
         q = {mono: c // k for mono, c in a.terms.items() if c % k == 0}
         r = {mono: c for mono, c in a.terms.items() if c % k != 0}
         return Poly(q), Poly(r)
-    if len(m.terms) != 1:
+    if len(m.terms) != 1 or next(iter(m.terms.values())) != 1:
         return ZERO, a
-    (mm, mc), = m.terms.items()
-    if mc != 1:
-        return ZERO, a
-    need = dict(mm)
+    need = dict(next(iter(m.terms)))
     q, r = {}, {}
     for mono, c in a.terms.items():
         have = dict(mono)
