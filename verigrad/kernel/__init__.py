@@ -17,10 +17,10 @@ The printer is not part of the kernel (``verigrad.report.printing``, as in HOL L
 from .sizes import KernelError, SizeSym, IndexVar, Poly, as_poly, nonneg
 from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, Func, ScalarFn, Sum,
                     ReduceMax, Delta, IntCond, RealCond, TensorFn, Apply, Deriv, Named, Vjp, At, FnLam,
-                    subst, as_term)
+                    subst, as_term, vjp_statement)
 from .normal import NotDifferentiable
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
-                      rewrite, discharge, at_elim, instantiate, prove_equal, vjp_statement)
+                      rewrite, discharge, at_elim, instantiate, prove_equal)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -126,6 +126,3 @@ def _apply(nz: Normalizer, a: ApplyA, var, P) -> NF:
         jac = nf_atom(ApplyA(a.fn, k, a.args, a.idx + tuple(Poly.sym(x) for x in temps)))
         parts.append(nz.sum(temps, nz.mul(jac, dt)))
     return nz.add(*parts)
-
-
-__all__ = ["derivative"]

@@ -325,9 +325,6 @@ def _ratpow(c: Fraction, e: Fraction):
     return coef, atoms
 
 
-_REL_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
-
-
 # -- the normalizer -------------------------------------------------------------------
 
 class Normalizer:
@@ -678,7 +675,7 @@ class Normalizer:
         if one is not None:
             m, c = one
             if c < 0:
-                rel = _REL_FLIP[rel]
+                rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
             u = nf_mono(m)
         if self.strict_kinks and rel != ">":
             # Off the kink u != 0 (recorded): [u >= 0] = [u > 0] and [u < 0] = [u <= 0] = 1 - [u > 0].

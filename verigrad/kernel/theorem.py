@@ -14,12 +14,10 @@ import gc
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 from . import terms as T
 from .axioms import AXIOMS
 from .normal import NF, Normalizer, NotDifferentiable, divisions
-from .terms import vjp_statement  # noqa: F401  (re-exported)
 from .sizes import ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg
 
 _TOKEN = object()
@@ -257,7 +255,7 @@ class Failure:
     """Why ``prove_equal`` could not prove an equation: a message and, when both sides
     normalized, the residual ``lhs - rhs`` in normal form."""
     reason: str
-    residual: Optional[T.Term] = None
+    residual: T.Term | None = None
 
     def __str__(self):
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
@@ -392,7 +390,3 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
         # a whole power of a sum left beside a constant is multiplied out
         diff = nz.add(*(nz.scale(nz.finish(dict(m.factors)), c) for m, c in diff.terms))
     return diff
-
-
-__all__ = ["Theorem", "Condition", "Failure", "refl", "assume", "symm", "trans", "index", "abstract",
-           "define", "rewrite", "discharge", "at_elim", "instantiate", "prove_equal", "vjp_statement"]
