@@ -152,3 +152,17 @@ def test_prove_equal_reports_why_it_failed():
     assert "normal forms differ" in str(res) and "residual" in str(res)
     res = prove_equal(x, Var("w", (d,)))
     assert isinstance(res, Failure) and "different shapes" in str(res)
+
+
+def test_instantiate_renames_a_binder_the_substituted_index_would_be_captured_by():
+    # |- sum_j X[i, j] delta(i, j) = X[i, i]; i := j must rename the bound j, not give
+    # the false |- sum_j X[j, j] delta(j, j) = X[j, j].
+    from verigrad.kernel import Delta
+    X = Var("X", (n, n))
+    th = prove_equal(Sum(j, X[i, j] * Delta(i, j)), X[i, i])
+    assert isinstance(th, Theorem)
+    inst = instantiate(th, {i: j})
+    assert inst.rhs is X[j, j]
+    assert inst.lhs.idx is not j and j in inst.lhs.free_idx
+    assert isinstance(prove_equal(inst.lhs, inst.rhs), Theorem)
+    assert isinstance(prove_equal(Sum(j, X[j, j] * Delta(j, j)), X[j, j]), Failure)
