@@ -1039,12 +1039,8 @@ _RENORMALIZE = {EntryA: Normalizer.entry, DeltaA: Normalizer.delta, IndA: Normal
 def _map_args(a: Atom, fs: dict) -> list:
     """The arguments of ``a`` with ``fs[type(x)]`` applied to each ``x`` among them (and
     in their tuples) whose type it lists."""
-    def one(x):
-        if isinstance(x, tuple):
-            return tuple(one(y) for y in x)
-        f = fs.get(type(x))
-        return x if f is None else f(x)
-    return [one(x) for x in a._args]
+    one = lambda x: fs[type(x)](x) if type(x) in fs else x  # noqa: E731  (no reference cycle: not recursive)
+    return [tuple(map(one, x)) if isinstance(x, tuple) else one(x) for x in a._args]
 
 
 def divisions(skey: str) -> list:

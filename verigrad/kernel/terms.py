@@ -117,16 +117,10 @@ class Term:
 
 def map_args(t: Term, f, fp=None) -> Term:
     """``t`` rebuilt (and re-checked) with ``f`` applied to each direct subterm and
-    ``fp`` (if given) to each integer expression among its arguments."""
-    def one(a):
-        if isinstance(a, Term):
-            return f(a)
-        if fp is not None and isinstance(a, Poly):
-            return fp(a)
-        if isinstance(a, tuple):
-            return tuple(one(b) for b in a)
-        return a
-    return type(t)(*[one(a) for a in t._args])
+    ``fp`` (if given) to each integer expression among its arguments (and in their tuples,
+    which do not nest further)."""
+    one = lambda a: f(a) if isinstance(a, Term) else fp(a) if fp and isinstance(a, Poly) else a  # noqa: E731
+    return type(t)(*[tuple(map(one, a)) if isinstance(a, tuple) else one(a) for a in t._args])
 
 
 def as_term(x) -> Term:
