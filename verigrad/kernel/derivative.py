@@ -27,11 +27,9 @@ def derivative(nz: Normalizer, u: NF, var, P) -> NF:
         return ZERO
     key = (u, var, P)
     hit = nz._der.get(key)
-    if hit is not None:
-        return hit
-    out = nz.add(*(nz.scale(_mono(nz, m, var, P), c) for m, c in u.terms if var in m.tvars))
-    nz._der[key] = out
-    return out
+    if hit is None:
+        hit = nz._der[key] = nz.add(*(nz.scale(_mono(nz, m, var, P), c) for m, c in u.terms if var in m.tvars))
+    return hit
 
 
 def _mono(nz: Normalizer, m: Mono, var, P) -> NF:

@@ -73,8 +73,12 @@ class Mono:
         self.ivars = _EMPTY.union(*[a.ivars for a, _ in factors])
         self.tvars = _EMPTY.union(*[a.tvars for a, _ in factors])
         self.height = max((a.height for a, _ in factors), default=0)
-        self.positive = all(a.positive for a, _ in factors)
-        self.nonneg = all(a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0) for a, e in factors)
+        pos = nn = True
+        for a, e in factors:
+            if not a.positive:
+                pos = False
+                nn = nn and (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0))
+        self.positive, self.nonneg = pos, nn
 
 
 _mono_cache: dict = {}
@@ -167,8 +171,7 @@ class Atom:
         cls._fields = tuple(inspect.signature(cls._build).parameters)[1:]
 
     def _init(self, *args):
-        for name, x in zip(self._fields, args):
-            setattr(self, name, x)
+        self.__dict__.update(zip(self._fields, args))
         self.ivars, self.tvars, self.height = _deps(args)
         self._build(*args)
 
@@ -183,15 +186,16 @@ def _deps(args):
     """Free indices, variables (and function symbols) and sum height of an atom's
     arguments (and of the tuples among them)."""
     iv, tv, h = set(), set(), 0
-    for x in [a for y in args for a in (y if isinstance(y, tuple) else (y,))]:
-        if isinstance(x, (Poly, S.IntSym)):
-            iv |= S.as_poly(x).index_vars()
-        elif isinstance(x, (T.Var, T._Symbol)):
-            tv.add(x)
-        elif isinstance(x, (NF, Mono, TensorNF)):
-            iv |= x.ivars
-            tv |= x.tvars
-            h = max(h, x.height)
+    for y in args:
+        for x in (y if isinstance(y, tuple) else (y,)):
+            if isinstance(x, (NF, Mono, TensorNF)):
+                iv |= x.ivars
+                tv |= x.tvars
+                h = max(h, x.height)
+            elif isinstance(x, (Poly, S.IntSym)):
+                iv |= S.as_poly(x).index_vars()
+            elif isinstance(x, (T.Var, T._Symbol)):
+                tv.add(x)
     return frozenset(iv), frozenset(tv), h
 
 

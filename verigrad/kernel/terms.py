@@ -56,17 +56,26 @@ class Term:
             obj._args = args
             for name, a in zip(cls._fields, args):
                 setattr(obj, name, a)
-            flat = [a for x in args for a in (x if isinstance(x, tuple) else (x,))]
-            kids = [a for a in flat if isinstance(a, Term)]
-            polys = [a for a in flat if isinstance(a, Poly)]
-            bound = [a for a in flat if isinstance(a, IndexVar)]
-            obj.free_idx = frozenset().union(*(k.free_idx for k in kids), *(p.index_vars() for p in polys)) \
-                .difference(bound)
-            obj.atoms = frozenset().union(*(k.atoms for k in kids), (a for a in flat if isinstance(a, _Symbol)))
+            kids, free, atoms, sizes, bound = [], set(), set(), set(), set()
+            for x in args:
+                for a in (x if isinstance(x, tuple) else (x,)):
+                    if isinstance(a, Term):
+                        kids.append(a)
+                        free |= a.free_idx
+                        atoms |= a.atoms
+                        sizes |= a.sizes
+                    elif isinstance(a, Poly):
+                        free |= a.index_vars()
+                        sizes |= _size_syms(a)
+                    elif isinstance(a, IndexVar):
+                        bound.add(a)
+                        sizes |= _size_syms(a.size)
+                    elif isinstance(a, _Symbol):
+                        atoms.add(a)
+                        sizes |= a.sizes
+            obj.free_idx, obj.atoms = frozenset(free - bound), frozenset(atoms)
             obj._build(*args)
-            obj.sizes = frozenset().union(*(k.sizes for k in kids), *(_size_syms(p) for p in polys + list(obj.shape)),
-                                          *(_size_syms(v.size) for v in bound),
-                                          *(a.sizes for a in flat if isinstance(a, TensorFn)))
+            obj.sizes = frozenset(sizes.union(*map(_size_syms, obj.shape)))
             obj.has_at = cls is At or any(k.has_at for k in kids)
             obj.mentions = obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ()) \
                 if obj.has_at else obj.atoms
@@ -156,8 +165,7 @@ class Var(Term):
             if not nonneg(s - 1):
                 raise KernelError(f"variable {name}: size {s} is not provably >= 1")
         facts = frozenset(facts)
-        bad = facts - set(FACTS)
-        if bad:
+        if bad := facts - set(FACTS):
             raise KernelError(f"variable {name}: unknown facts {sorted(bad)} (known: {', '.join(FACTS)})")
         if "positive" in facts:
             facts |= {"nonneg", "nonzero"}
@@ -312,6 +320,7 @@ class _Symbol:
 
     __repr__ = lambda self: self.name  # noqa: E731
     __lt__ = lambda self, other: self.skey < other.skey  # noqa: E731
+    sizes: frozenset = frozenset()     # the size symbols of its shapes (a TensorFn's)
 
 
 class ScalarFn(_Symbol):

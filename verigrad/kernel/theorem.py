@@ -62,9 +62,8 @@ class Theorem:
 
 
 def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
-    for name in used:
-        if name not in AXIOMS:
-            raise KernelError(f"internal: unregistered axiom {name!r}")
+    if bad := set(used) - AXIOMS.keys():
+        raise KernelError(f"internal: unregistered axioms {sorted(bad)}")
     return Theorem(_TOKEN, hyps, conds, lhs, rhs, rule, parents, used)
 
 
