@@ -159,8 +159,8 @@ def nf_mono(m: Mono, c=1) -> NF:
 class Atom:
     """A factor of a monomial. A subclass's ``_build`` arguments are kept under their
     names; ``ivars`` (free indices), ``tvars`` (variables and function symbols) and
-    ``height`` (of nested sums) are those of its arguments (``_deps``), and ``_build``
-    sets the key and the signs it can show with ``_set``."""
+    ``height`` (of nested sums) are those of its arguments (and of the tuples among
+    them), and ``_build`` sets the key and the signs it can show with ``_set``."""
     __slots__ = ("_args", "skey", "ivars", "tvars", "height", "positive", "nonneg", "nonzero", "idem",
                  "__weakref__", "__dict__")
 
@@ -172,7 +172,18 @@ class Atom:
 
     def _init(self, *args):
         self.__dict__.update(zip(self._fields, args))
-        self.ivars, self.tvars, self.height = _deps(args)
+        iv, tv, h = set(), set(), 0
+        for y in args:
+            for x in (y if isinstance(y, tuple) else (y,)):
+                if isinstance(x, (NF, Mono, TensorNF)):
+                    iv |= x.ivars
+                    tv |= x.tvars
+                    h = max(h, x.height)
+                elif isinstance(x, (Poly, S.IntSym)):
+                    iv |= S.as_poly(x).index_vars()
+                elif isinstance(x, (T.Var, T._Symbol)):
+                    tv.add(x)
+        self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
         self._build(*args)
 
     def _set(self, skey, positive=False, nonneg=False, nonzero=False, idem=False):
@@ -180,23 +191,6 @@ class Atom:
         self.nonneg, self.nonzero = nonneg or positive, nonzero or positive
 
     __repr__ = lambda self: self.skey  # noqa: E731
-
-
-def _deps(args):
-    """Free indices, variables (and function symbols) and sum height of an atom's
-    arguments (and of the tuples among them)."""
-    iv, tv, h = set(), set(), 0
-    for y in args:
-        for x in (y if isinstance(y, tuple) else (y,)):
-            if isinstance(x, (NF, Mono, TensorNF)):
-                iv |= x.ivars
-                tv |= x.tvars
-                h = max(h, x.height)
-            elif isinstance(x, (Poly, S.IntSym)):
-                iv |= S.as_poly(x).index_vars()
-            elif isinstance(x, (T.Var, T._Symbol)):
-                tv.add(x)
-    return frozenset(iv), frozenset(tv), h
 
 
 class EntryA(Atom):
