@@ -52,18 +52,13 @@ def check_module(text: str, inputs: list, outputs: list, path: str) -> list:
     if publics != ["main"]:
         raise StableHLOError(f"{path}: expected one public function @main, found {', '.join('@' + p for p in publics) or 'none'}")
     sig = signature(parsed)
-    if len(sig.inputs) != len(inputs):
-        raise StableHLOError(f"{path}: @main takes {len(sig.inputs)} arguments, the layout has {len(inputs)}")
-    for k, (s, p) in enumerate(zip(sig.inputs, inputs)):
-        if list(s.shape) != p["shape"] or s.dtype != p["dtype"]:
-            raise StableHLOError(f"{path}: argument {k} ({p['name']}) of @main is {s}, expected "
-                                 f"shape {p['shape']} {p['dtype']}")
-    if len(sig.outputs) != len(outputs):
-        raise StableHLOError(f"{path}: @main returns {len(sig.outputs)} results, the layout has {len(outputs)}")
-    for k, (s, p) in enumerate(zip(sig.outputs, outputs)):
-        if list(s.shape) != p["shape"] or s.dtype != p["dtype"]:
-            raise StableHLOError(f"{path}: result {k} ({p['name']}) of @main is {s}, expected "
-                                 f"shape {p['shape']} {p['dtype']}")
+    for what, got, want in (("argument", sig.inputs, inputs), ("result", sig.outputs, outputs)):
+        if len(got) != len(want):
+            raise StableHLOError(f"{path}: @main has {len(got)} {what}s, the layout has {len(want)}")
+        for k, (s, p) in enumerate(zip(got, want)):
+            if list(s.shape) != p["shape"] or s.dtype != p["dtype"]:
+                raise StableHLOError(f"{path}: {what} {k} ({p['name']}) of @main is {s}, expected "
+                                     f"shape {p['shape']} {p['dtype']}")
     return ["parses and verifies (jaxlib MLIR, StableHLO dialect)",
             "exactly one public function, @main",
             f"{len(inputs)} arguments with the manifest's shapes and dtypes",

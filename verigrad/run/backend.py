@@ -152,10 +152,7 @@ class JitExecutable(Executable):
             raise StableHLOError(f"XLA could not compile the module: {str(e).strip().splitlines()[0]}") from None
         super().__init__(sig, names, time.perf_counter() - t0)
 
-    def _put(self, value, k):
-        if isinstance(value, self._jax.Array) and value.devices() == {self.device}:
-            return value
-        return self._jax.device_put(value, self.device)
+    _put = XlaExecutable._put       # the same device placement
 
     def _run(self, args):
         return list(self.fn(*args))
