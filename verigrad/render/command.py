@@ -85,8 +85,9 @@ def print_summary(directory, tie):
     from rich.table import Table
     console = Console()
     console.print(f"[bold]rendered[/] {directory}: train_step.mlir, forward.mlir, manifest.json")
+    certificates = _manifest_certificates(directory)
     for piece in ("network_backward", "loss_backward"):
-        entry = _manifest_certificates(directory).get(piece, {})
+        entry = certificates.get(piece, {})
         status = entry.get("status", "UNKNOWN")
         style = "green" if status == "PROVED" else "yellow" if status == "UNKNOWN" else "red"
         what = f"{sum(v == 'PROVED' for v in entry.get('wrt', {}).values())}/{len(entry.get('wrt', {}))} proved, " \
