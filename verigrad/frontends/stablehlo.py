@@ -43,6 +43,13 @@ _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.boo
            "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}
 
 
+# The element types the importer models, and what it knows of each: a float type's
+# exponent and mantissa bits (what a conversion keeps), an integer type's range.
+FLOAT_BITS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}
+INT_RANGE = {"i1": (0, 1), **{f"i{n}": (-2 ** (n - 1), 2 ** (n - 1) - 1) for n in (8, 16, 32, 64)},
+             **{f"ui{n}": (0, 2 ** n - 1) for n in (8, 16, 32, 64)}}
+
+
 def numpy_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of an MLIR element type name (``f32`` -> float32)."""
     if dtype == "bf16":
@@ -83,6 +90,12 @@ class TensorSpec:
     @property
     def is_float(self) -> bool:
         return self.dtype.startswith(("f", "bf"))
+
+    @property
+    def supported(self) -> bool:
+        """An element type the importer models: f16, bf16, f32, f64, i1 and the
+        signed and unsigned integers of 8 to 64 bits (not f8 types, complex, i4...)."""
+        return self.dtype in FLOAT_BITS or self.dtype in INT_RANGE
 
 
 @dataclass(frozen=True)
@@ -198,6 +211,17 @@ class Imported:
             raise KeyError(f"no result named {name!r} (results: {', '.join(self.result_names)})") from None
 
 
+def input_var(name: str, spec: TensorSpec) -> Var:
+    """The variable of an argument of ``@main``: integer-valued for an integer type
+    (where the kernel has that fact)."""
+    if not spec.supported:
+        raise StableHLOError(f"argument {name} of @main: element type {spec.dtype} is not supported "
+                             "(f16, bf16, f32, f64, i1, i8-i64, ui8-ui64)")
+    from verigrad.kernel import terms as T
+    facts = ("integer",) if spec.dtype in INT_RANGE and "integer" in T.FACTS else ()
+    return Var(name, spec.shape, facts)
+
+
 def import_module(source, names=None, result_names=None, path: str = "<text>") -> Imported:
     """Interpret ``@main`` over kernel terms.
 
@@ -220,7 +244,7 @@ def import_module(source, names=None, result_names=None, path: str = "<text>") -
     for name, spec in zip(names, sig.inputs):
         if 0 in spec.shape:
             raise StableHLOError(f"{p.path}: argument {name} of @main is empty ({spec}); empty tensors are not supported")
-        inputs.append(Var(name, spec.shape))
+        inputs.append(input_var(name, spec))
     interp = R.Interpreter(p)
     with p.context:
         try:
@@ -234,4 +258,4 @@ def import_module(source, names=None, result_names=None, path: str = "<text>") -
 
 
 __all__ = ["StableHLOError", "TensorSpec", "Signature", "Parsed", "Imported", "parse", "signature",
-           "import_module", "numpy_dtype", "dtype_name", "where"]
+           "import_module", "input_var", "numpy_dtype", "dtype_name", "where", "FLOAT_BITS", "INT_RANGE"]

@@ -6,20 +6,50 @@ operations act on whole tensors (``a + b``, ``exp(a)``), structural ones build a
 ``transpose(x)[i, j] = x[j, i]``. Closed values keep binders from capturing each
 other and let the numeric evaluator compute each intermediate tensor once.
 
-Conventions (all exact over the reals):
-- booleans (``i1``) are 0/1 indicators; ``compare`` gives ``[a - b > 0]`` and the like,
+**Exact or refuse.** A rule either models its operation exactly for every input of
+its element types, or stops the import with one line naming the operation and its
+``file:line:col``. What "exactly" means per element type:
+
+- *integers* (``i8`` ... ``i64``, ``ui8`` ... ``ui64``) are integer-valued reals. Every
+  integer value carries *bounds* (``Info``): an argument of ``@main`` its type's whole
+  range, a constant its values, ``iota`` ``[0, n)``, and each rule computes the bounds
+  of its result. A result whose bounds leave its type's range (``x + y`` of two
+  arbitrary ``i32``, the negation of an unsigned) could wrap around, which the reals
+  do not model: refused. Within range, integer arithmetic *is* real arithmetic.
+  Bitwise ``and or xor`` of integers, integer ``divide`` (truncating, ``x / 0 = -1``),
+  ``remainder`` and shifts are refused; ``not`` is ``-1 - x`` (``2^n - 1 - x``
+  unsigned), exactly the bitwise complement;
+- *booleans* (``i1``) are 0/1 indicators: ``compare`` gives ``[a - b > 0]`` and the
+  like, ``and`` is ``a b``, ``or`` (and ``add``) ``a + b - a b``, ``not`` ``1 - a``,
   ``select(p, a, b) = p a + (1 - p) b``;
+- *floats* (``f16 bf16 f32 f64``) are reals. The model is the real-number semantics:
+  exact for finite inputs where no intermediate value overflows and no operation is
+  applied outside its real domain (``log`` of a non-positive, a division by zero, the
+  root of a negative); there XLA computes ``inf`` or ``NaN``, which no real is. Float
+  *rounding* is not modeled, so the operations whose purpose is rounding are refused:
+  ``reduce_precision`` below the operand's own precision and every narrowing
+  ``convert`` (``f32 -> f16``, ``f32 -> bf16``, ``f16 <-> bf16``, float to integer).
+  The operations whose purpose is to observe non-finite values, ``is_finite`` and a
+  comparison of a value with itself (``x != x`` is ``isnan``), are modeled only where
+  the argument is *provably finite* (``Info.finite``: built from inputs and constants
+  by operations that cannot make ``inf`` or ``NaN`` from finite operands even in float
+  arithmetic: ``negate abs sign max min clamp select tanh erf logistic``, the
+  structural ones); refused otherwise;
 - ``max(a, b) = b + (a - b)[a - b > 0]``, so ``max(x, 0) = x [x > 0]``, the kernel's
   relu;
-- integers are reals that happen to be integral (``iota`` is ``IntVal`` of an index);
-- a float literal denotes the shortest decimal that rounds to it (``0.1f`` is 1/10);
+- a float literal denotes the shortest decimal that rounds to it in its type (``0.1f``
+  is 1/10);
 - ``-inf`` (``+inf``) is accepted only as the identity of ``max`` (``min``): the
-  initial value of a reduction, or an operand of ``maximum`` (``minimum``);
-- ``is_finite`` is 1 and ``reduce_precision`` the identity: every real is finite, and
-  rounding is below the level of the real-number semantics.
+  initial value of a reduction, or an operand of ``maximum`` (``minimum``); either
+  may be the branch of a ``select`` whose predicate is constant and picks the other.
+
+Attributes are read, never ignored: a rule lists the attributes it understands, and an
+operation carrying any other (``dot_general``'s ``algorithm``, a ``compare_type`` of
+``TOTALORDER``) is refused. ``docs/primitives_stablehlo.md`` lists every rule.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
 
@@ -32,13 +62,17 @@ from verigrad.kernel.sizes import as_poly
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as _sh
 
-from .stablehlo import StableHLOError, tensor_spec, where
+from .stablehlo import FLOAT_BITS, INT_RANGE, StableHLOError, tensor_spec, where
 
 _OUT = "ijklmopq"       # indices of a result
 _RED = "rstuvwxyz"      # indices summed over
 
 # Dense constants with more entries than this become named variables with a value.
 MAX_LITERAL_ENTRIES = 256
+
+# Attributes that never change a value: where the op runs, what a frontend noted.
+HARMLESS_ATTRIBUTES = frozenset({"mhlo.sharding", "mhlo.frontend_attributes", "sdy.sharding",
+                                 "mhlo.layout_mode", "result_layout"})
 
 
 class Infinity:
@@ -52,6 +86,46 @@ class Infinity:
 
     def __repr__(self):
         return ("nan" if self.sign == 0 else f"{'+' if self.sign > 0 else '-'}inf") + str(list(self.shape))
+
+
+@dataclass(frozen=True)
+class Info:
+    """What is known of an SSA value besides its term: for an integer (or ``i1``)
+    value its bounds ``lo <= x <= hi``; for a float value whether it is *provably
+    finite* (cannot be ``inf`` or ``NaN`` when the inputs are finite, even in float
+    arithmetic)."""
+    lo: int | None = None
+    hi: int | None = None
+    finite: bool = False
+
+    @property
+    def bounded(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+
+FINITE = Info(finite=True)
+UNKNOWN = Info()
+BOOL = Info(0, 1, True)
+
+
+def ints(lo, hi) -> Info:
+    return Info(int(lo), int(hi), True)
+
+
+def union(*infos) -> Info:
+    """The bounds / finiteness of a value equal to one of ``infos`` (a select, a
+    concatenation, a copy)."""
+    if all(i.bounded for i in infos):
+        return ints(min(i.lo for i in infos), max(i.hi for i in infos))
+    return Info(finite=all(i.finite for i in infos))
+
+
+def input_info(spec) -> Info:
+    """An argument of ``@main``: an integer anywhere in its type's range, a float
+    finite (the model's assumption: inputs are reals)."""
+    if spec.dtype in INT_RANGE:
+        return ints(*INT_RANGE[spec.dtype])
+    return FINITE
 
 
 # -- small constructors ---------------------------------------------------------------------
@@ -127,18 +201,40 @@ def minimum(a, b):
     return add(b, d * indicator(d, "<"))
 
 
+def nonzero(x):
+    """``[x != 0]`` as 0/1: ``1 - ([x >= 0] - [x > 0])``."""
+    return 1 - (indicator(x, ">=") - indicator(x, ">"))
+
+
+def _corners(a: Info, b: Info, f) -> Info:
+    vals = [f(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+    return ints(min(vals), max(vals))
+
+
+def _sum_of(count: int, lo: int, hi: int) -> Info:
+    """Bounds of a sum of ``count`` values in ``[lo, hi]`` (and of every partial sum,
+    which the running total of a reduction passes through)."""
+    return ints(count * min(lo, 0), count * max(hi, 0))
+
+
 # -- the operation view ---------------------------------------------------------------------
 
 class Op:
-    """One operation: its attributes, result types and ``path:line:col``."""
+    """One operation: its attributes, result types, ``path:line:col`` and what is known
+    of its operands (``infos``)."""
 
-    def __init__(self, op, interp):
+    def __init__(self, op, interp, infos=()):
         self.op = op.operation
         self.interp = interp
         self.name = self.op.name
         self.where = where(interp.parsed.path, self.op.location)
         self.outs = [tensor_spec(r.type, self.where) for r in self.op.results]
         self.in_specs = [tensor_spec(v.type, self.where) for v in self.op.operands]
+        self.infos = list(infos)
+        self.result_infos: list = []
+        for spec in self.outs + self.in_specs:
+            if not spec.supported:
+                self.fail(f"element type {spec.dtype} is not supported (f16, bf16, f32, f64, i1, i8-i64, ui8-ui64)")
 
     @property
     def out(self):
@@ -149,6 +245,9 @@ class Op:
 
     def attr(self, key):
         return self.op.attributes[key]
+
+    def attribute_names(self) -> list:
+        return [a if isinstance(a, str) else a.name for a in self.op.attributes]
 
     def ints(self, key, default=None):
         if key not in self.op.attributes:
@@ -167,72 +266,204 @@ class Op:
     def fail(self, why):
         raise StableHLOError(f"{self.where}: {self.name}: {why}")
 
+    def is_float(self, k=None) -> bool:
+        """Whether operand ``k`` (the result, by default) is a float."""
+        return (self.out if k is None else self.in_specs[k]).dtype in FLOAT_BITS
+
+    def kind(self, k=None) -> str:
+        """``float``, ``bool``, ``signed`` or ``unsigned``: operand ``k`` or the result."""
+        d = (self.out if k is None else self.in_specs[k]).dtype
+        return "float" if d in FLOAT_BITS else "bool" if d == "i1" else "unsigned" if d.startswith("ui") else "signed"
+
 
 # -- rules ------------------------------------------------------------------------------------
 
 RULES: dict = {}
 
 
-def rule(*names, infinity=False):
-    """Register ``f(op, *operands) -> value or list of values`` for ``names``;
-    ``infinity`` rules may receive ``Infinity`` operands."""
+@dataclass(frozen=True)
+class Rule:
+    """``fn(op, *operands) -> value or list of values``; ``info(op, *infos)`` gives
+    the results' ``Info`` (one, or a list); ``attributes`` those it reads;
+    ``infinity`` whether it accepts ``Infinity`` operands."""
+    fn: object
+    info: object
+    attributes: frozenset
+    infinity: bool = False
+
+
+def rule(*names, info, attributes=(), infinity=False):
+    """Register ``f(op, *operands)`` for ``names``."""
     def deco(f):
         for n in names:
-            RULES[n] = (f, infinity)
+            RULES[n] = Rule(f, info, frozenset(attributes), infinity)
         return f
     return deco
 
 
-def _unary(name, f):
-    rule(name)(lambda op, x: f(x))
+def _floats_only(op):
+    for k in range(len(op.in_specs)):
+        if not op.is_float(k):
+            op.fail(f"of {op.in_specs[k].dtype}: only float operands are supported")
 
 
-_unary("stablehlo.negate", lambda x: -x)
-_unary("stablehlo.exponential", lambda x: Func("exp", (x,)))
-_unary("stablehlo.exponential_minus_one", lambda x: Func("exp", (x,)) - 1)
-_unary("stablehlo.log", lambda x: Func("log", (x,)))
-_unary("stablehlo.log_plus_one", lambda x: Func("log", (1 + x,)))
-_unary("stablehlo.tanh", lambda x: Func("tanh", (x,)))
-_unary("chlo.erf", lambda x: Func("erf", (x,)))
-_unary("chlo.square", lambda x: x * x)
-_unary("chlo.erfc", lambda x: 1 - Func("erf", (x,)))
-_unary("stablehlo.logistic", lambda x: Pow(1 + Func("exp", (-x,)), -1))
-_unary("stablehlo.sqrt", lambda x: Pow(x, Fraction(1, 2)))
-_unary("stablehlo.rsqrt", lambda x: Pow(x, Fraction(-1, 2)))
-_unary("stablehlo.abs", lambda x: x * indicator(x, ">") - x * indicator(x, "<"))
-_unary("stablehlo.sign", lambda x: indicator(x, ">") - indicator(x, "<"))
-_unary("stablehlo.not", lambda x: 1 - x)
-_unary("stablehlo.reduce_precision", lambda x: x)
-_unary("stablehlo.is_finite", lambda x: x * 0 + 1)
-
-rule("stablehlo.add")(lambda op, a, b: add(a, b))
-rule("stablehlo.subtract")(lambda op, a, b: sub(a, b))
-rule("stablehlo.multiply")(lambda op, a, b: mul(a, b))
-rule("stablehlo.divide")(lambda op, a, b: mul(a, Pow(b, -1)))
+def _float_unary(name, f, finite):
+    """An operation defined on floats only; ``finite``: whether it keeps a finite
+    operand finite in float arithmetic (a bounded function: tanh, erf)."""
+    def fn(op, x):
+        _floats_only(op)
+        return f(x)
+    rule(name, info=(lambda op, i: Info(finite=i.finite)) if finite else (lambda op, i: UNKNOWN))(fn)
 
 
-@rule("stablehlo.and")
-def _and(op, a, b):
-    if op.out.dtype != "i1":
-        op.fail("bitwise and of integers is not supported (only of booleans)")
-    return a * b
+_float_unary("stablehlo.exponential", lambda x: Func("exp", (x,)), False)
+_float_unary("stablehlo.exponential_minus_one", lambda x: Func("exp", (x,)) - 1, False)
+_float_unary("stablehlo.log", lambda x: Func("log", (x,)), False)
+_float_unary("stablehlo.log_plus_one", lambda x: Func("log", (1 + x,)), False)
+_float_unary("stablehlo.sqrt", lambda x: Pow(x, Fraction(1, 2)), False)
+_float_unary("stablehlo.rsqrt", lambda x: Pow(x, Fraction(-1, 2)), False)
+_float_unary("stablehlo.tanh", lambda x: Func("tanh", (x,)), True)
+_float_unary("chlo.erf", lambda x: Func("erf", (x,)), True)
+_float_unary("chlo.erfc", lambda x: 1 - Func("erf", (x,)), True)
+_float_unary("stablehlo.logistic", lambda x: Pow(1 + Func("exp", (-x,)), -1), True)
 
 
-@rule("stablehlo.or")
-def _or(op, a, b):
-    if op.out.dtype != "i1":
-        op.fail("bitwise or of integers is not supported (only of booleans)")
-    return a + b - a * b
+def _neg_info(op, i):
+    return ints(-i.hi, -i.lo) if i.bounded else Info(finite=i.finite)
 
 
-@rule("stablehlo.xor")
-def _xor(op, a, b):
-    if op.out.dtype != "i1":
-        op.fail("bitwise xor of integers is not supported (only of booleans)")
-    return a + b - 2 * a * b
+def _abs_info(op, i):
+    if not i.bounded:
+        return Info(finite=i.finite)
+    if i.lo >= 0:
+        return i
+    if i.hi <= 0:
+        return ints(-i.hi, -i.lo)
+    return ints(0, max(-i.lo, i.hi))
 
 
-@rule("stablehlo.maximum", "stablehlo.minimum", infinity=True)
+def _sign_info(op, i):
+    if not i.bounded:
+        return Info(finite=i.finite)
+    return ints(-1 if i.lo < 0 else int(i.lo > 0), 1 if i.hi > 0 else -int(i.hi < 0))
+
+
+rule("stablehlo.negate", info=_neg_info)(lambda op, x: -x)
+rule("stablehlo.abs", info=_abs_info)(lambda op, x: x * indicator(x, ">") - x * indicator(x, "<"))
+rule("stablehlo.sign", info=_sign_info)(lambda op, x: indicator(x, ">") - indicator(x, "<"))
+
+
+def _square_info(op, i):
+    return _corners(i, i, lambda a, b: a * b) if i.bounded and (i.lo >= 0 or i.hi <= 0) else \
+        ints(0, max(i.lo * i.lo, i.hi * i.hi)) if i.bounded else UNKNOWN
+
+
+rule("chlo.square", info=_square_info)(lambda op, x: x * x)
+
+
+def _not_info(op, i):
+    kind = op.kind()
+    if kind == "bool":
+        return BOOL
+    if kind == "float":
+        return UNKNOWN
+    top = -1 if kind == "signed" else INT_RANGE[op.out.dtype][1]
+    return ints(top - i.hi, top - i.lo)
+
+
+@rule("stablehlo.not", info=_not_info)
+def _not(op, x):
+    """The bitwise complement: ``1 - x`` on booleans, ``-1 - x`` on signed integers
+    (two's complement: ``~x = -x - 1``), ``2^n - 1 - x`` on unsigned ones."""
+    kind = op.kind()
+    if kind == "float":
+        op.fail("of a float")
+    if kind == "bool":
+        return 1 - x
+    return (-1 if kind == "signed" else INT_RANGE[op.out.dtype][1]) - x
+
+
+@rule("stablehlo.reduce_precision", info=lambda op, i: i, attributes=("exponent_bits", "mantissa_bits"))
+def _reduce_precision(op, x):
+    """The identity when it keeps every bit of the operand's type; else a rounding,
+    which the real-number model does not have: refused."""
+    e = ir.IntegerAttr(op.attr("exponent_bits")).value
+    m = ir.IntegerAttr(op.attr("mantissa_bits")).value
+    have = FLOAT_BITS[op.out.dtype]
+    if e < have[0] or m < have[1]:
+        op.fail(f"rounds {op.out.dtype} to {e} exponent and {m} mantissa bits; rounding is not modeled "
+                f"(the real-number model would read it as the identity)")
+    return x
+
+
+@rule("stablehlo.is_finite", info=lambda op, i: BOOL, infinity=True)
+def _is_finite(op, x):
+    """1 where the argument is finite: modeled only for a provably finite argument
+    (then 1) or a constant (evaluated); refused otherwise."""
+    shape = op.out.shape
+    if isinstance(x, Infinity):
+        return splat(Fraction(0), shape)
+    if op.infos[0].finite or not (x.atoms or x.free_idx):
+        return splat(Fraction(1), shape)     # a finite constant: every real constant here is finite
+    op.fail("of a value that is not provably finite (XLA gives 0 where it is inf or NaN, which the "
+            "real-number model cannot see); only arguments built without overflow or poles are modeled")
+
+
+def _arith_info(f, finite=False):
+    def info(op, a, b):
+        if a.bounded and b.bounded:
+            return f(a, b)
+        return Info(finite=finite and a.finite and b.finite)
+    return info
+
+
+@rule("stablehlo.add", info=lambda op, a, b: BOOL if op.kind() == "bool" else
+      _arith_info(lambda a, b: ints(a.lo + b.lo, a.hi + b.hi))(op, a, b))
+def _add(op, a, b):
+    if op.kind() == "bool":               # on i1, add is logical or
+        return a + b - a * b
+    return add(a, b)
+
+
+rule("stablehlo.subtract", info=_arith_info(lambda a, b: ints(a.lo - b.hi, a.hi - b.lo)))(lambda op, a, b: sub(a, b))
+rule("stablehlo.multiply", info=_arith_info(lambda a, b: _corners(a, b, lambda x, y: x * y)))(
+    lambda op, a, b: mul(a, b))
+
+
+@rule("stablehlo.divide", info=lambda op, a, b: UNKNOWN)
+def _divide(op, a, b):
+    if not op.is_float():
+        op.fail(f"integer division of {op.out.dtype} (truncating; x / 0 = -1) is not modeled")
+    return mul(a, Pow(b, -1))
+
+
+def _logic(name, f):
+    @rule(name, info=lambda op, a, b: BOOL)
+    def fn(op, a, b):
+        if op.kind() != "bool":
+            op.fail(f"bitwise {name.split('.')[-1]} of {op.out.dtype} is not modeled (only of booleans, i1)")
+        return f(a, b)
+
+
+_logic("stablehlo.and", lambda a, b: a * b)
+_logic("stablehlo.or", lambda a, b: a + b - a * b)
+_logic("stablehlo.xor", lambda a, b: a + b - 2 * a * b)
+
+
+def _max_min_info(op, a, b):
+    big = op.name.endswith("maximum")
+    terms = op.interp.operand_terms
+    for x, other in ((0, b), (1, a)):           # max(-inf, y) = y: y's info
+        t = terms[x] if terms else None
+        if isinstance(t, Infinity) and (t.sign < 0) == big and not isinstance(terms[1 - x], Infinity):
+            return other
+    if a.bounded and b.bounded:
+        f = max if big else min
+        return ints(f(a.lo, b.lo), f(a.hi, b.hi))
+    return Info(finite=a.finite and b.finite)
+
+
+@rule("stablehlo.maximum", "stablehlo.minimum", info=_max_min_info, infinity=True)
 def _max_min(op, a, b):
     big = op.name.endswith("maximum")
     inf = [x for x in (a, b) if isinstance(x, Infinity)]
@@ -249,25 +480,55 @@ def _max_min(op, a, b):
     return maximum(a, b) if big else minimum(a, b)
 
 
-@rule("stablehlo.clamp")
+def _clamp_info(op, lo, x, hi):
+    if lo.bounded and x.bounded and hi.bounded:
+        return ints(min(max(x.lo, lo.lo), hi.lo), min(max(x.hi, lo.hi), hi.hi))
+    return Info(finite=lo.finite and x.finite and hi.finite)
+
+
+@rule("stablehlo.clamp", info=_clamp_info)
 def _clamp(op, lo, x, hi):
+    """``min(max(x, lo), hi)`` (the bounds may be scalars)."""
     return minimum(maximum(x, lo), hi)
 
 
-@rule("stablehlo.power")
+def _power_info(op, x, y):
+    e = splat_value(op.interp.operand_terms[1]) if op.interp.operand_terms else None
+    if x.bounded and e is not None and e.denominator == 1 and e >= 0:
+        n = int(e)
+        vals = [x.lo ** n, x.hi ** n] + ([0] if x.lo < 0 < x.hi else [])
+        return ints(min(vals), max(vals))
+    return UNKNOWN
+
+
+@rule("stablehlo.power", info=_power_info)
 def _power(op, x, y):
     e = splat_value(y)
     if e is None:
         op.fail("the exponent must be a constant (x ** y with a variable y is not supported)")
+    if not op.is_float() and (e.denominator != 1 or e < 0):
+        op.fail(f"an integer power with exponent {e} (XLA gives 0 for |x| > 1) is not modeled")
     return Pow(x, e)
 
 
 _RELS = {"GT": ">", "GE": ">=", "LT": "<", "LE": "<="}
+_COMPARE_TYPES = {"float": ("FLOAT",), "signed": ("SIGNED",), "unsigned": ("UNSIGNED",), "bool": ("UNSIGNED",)}
 
 
-@rule("stablehlo.compare")
+@rule("stablehlo.compare", info=lambda op, a, b: BOOL, attributes=("comparison_direction", "compare_type"))
 def _compare(op, a, b):
     direction = _sh.ComparisonDirectionAttr(op.attr("comparison_direction")).value
+    kind = op.kind(0)
+    if op.has("compare_type"):
+        ct = _sh.ComparisonTypeAttr(op.attr("compare_type")).value
+        if ct not in _COMPARE_TYPES[kind]:
+            op.fail(f"a {ct} comparison of {op.in_specs[0].dtype} is not modeled (TOTALORDER orders -0 before +0 "
+                    f"and NaN; only {', '.join(_COMPARE_TYPES[kind])} for this type)")
+    if a is b and kind == "float":
+        # x OP x is a NaN test (isnan is x != x): constant only where x cannot be NaN.
+        if not op.infos[0].finite:
+            op.fail("compares a value with itself (a NaN test) that is not provably finite; "
+                    "the real-number model has no NaN")
     d = sub(a, b)
     if direction in _RELS:
         return indicator(d, _RELS[direction])
@@ -279,7 +540,11 @@ def _compare(op, a, b):
     op.fail(f"unknown comparison {direction}")
 
 
-@rule("stablehlo.select", infinity=True)
+def _select_info(op, p, a, b):
+    return union(a, b)
+
+
+@rule("stablehlo.select", info=_select_info, infinity=True)
 def _select(op, p, a, b):
     if isinstance(a, Infinity) or isinstance(b, Infinity):
         picked = _constant_predicate(op, p)
@@ -299,19 +564,71 @@ def _constant_predicate(op, p):
     return bool(np.all(v == 1))
 
 
-@rule("stablehlo.convert", infinity=True)
+def _exact_integers(dtype) -> int:
+    """The largest ``N`` such that every integer in ``[-N, N]`` is a value of the float
+    type ``dtype``: ``2^(mantissa bits + 1)``."""
+    return 2 ** (FLOAT_BITS[dtype][1] + 1)
+
+
+def _convert_info(op, i):
+    dst = op.kind()
+    if dst == "bool":
+        return BOOL
+    if dst == "float":
+        return Info(finite=i.finite or i.bounded)
+    return i
+
+
+@rule("stablehlo.convert", info=_convert_info, infinity=True)
 def _convert(op, x):
+    """Exactly the conversions that keep the value: a float to a float type with at
+    least its exponent and mantissa bits; an integer to a type holding its bounds
+    (a float type whose integers reach them); anything to ``i1`` as ``x != 0``."""
+    src, dst = op.in_specs[0], op.out
+    sk, dk = op.kind(0), op.kind()
+    if dk == "bool":
+        if isinstance(x, Infinity):
+            return splat(Fraction(1), dst.shape)        # inf and NaN are nonzero
+        return x if sk == "bool" else nonzero(x)
     if isinstance(x, Infinity):
-        if not op.out.is_float:
-            op.fail(f"conversion of {x} to {op.out.dtype}")
-        return Infinity(x.sign, op.out.shape)
-    src = op.in_specs[0]
-    if src.is_float and not op.out.is_float:
-        op.fail(f"conversion from {src.dtype} to {op.out.dtype} rounds; only conversions that keep the value are supported")
+        if dk != "float":
+            op.fail(f"conversion of {x} to {dst.dtype}")
+        return Infinity(x.sign, dst.shape)
+    if sk == "float":
+        if dk != "float":
+            op.fail(f"conversion from {src.dtype} to {dst.dtype} rounds (and saturates); only conversions "
+                    "that keep the value are modeled")
+        (es, ms), (ed, md) = FLOAT_BITS[src.dtype], FLOAT_BITS[dst.dtype]
+        if ed < es or md < ms:
+            op.fail(f"conversion from {src.dtype} to {dst.dtype} narrows (rounds); rounding is not modeled "
+                    "(only widening conversions, which keep the value)")
+        return x
+    info = op.infos[0]
+    if dk == "float":
+        n = _exact_integers(dst.dtype)
+        if not (-n <= info.lo and info.hi <= n):
+            op.fail(f"conversion of {src.dtype} in [{info.lo}, {info.hi}] to {dst.dtype} may round "
+                    f"({dst.dtype} holds every integer only up to {n})")
+        return x
+    lo, hi = INT_RANGE[dst.dtype]
+    if not (lo <= info.lo and info.hi <= hi):
+        op.fail(f"conversion of {src.dtype} in [{info.lo}, {info.hi}] to {dst.dtype} may wrap around")
     return x
 
 
-@rule("stablehlo.constant")
+def _constant_info(op):
+    spec = op.out
+    attr = ir.DenseElementsAttr(op.attr("value"))
+    if spec.dtype in FLOAT_BITS:
+        if attr.is_splat:
+            v = ir.FloatAttr(attr.get_splat_value()).value
+            return Info(finite=bool(np.isfinite(v)))
+        return FINITE
+    vals = _int_values(op, attr)
+    return ints(min(vals), max(vals))
+
+
+@rule("stablehlo.constant", info=_constant_info, attributes=("value",))
 def _constant(op):
     attr = ir.DenseElementsAttr(op.attr("value"))
     spec = op.out
@@ -320,16 +637,17 @@ def _constant(op):
         if isinstance(v, Infinity):
             return Infinity(v.sign, spec.shape)
         return splat(v, spec.shape)
-    values = np.array(attr)
-    if values.dtype == np.bool_ or spec.dtype == "i1":
-        values = values.astype(np.int64)
-    if not np.all(np.isfinite(values)):
-        op.fail("a dense constant with non-finite entries is not supported")
-    if values.size > MAX_LITERAL_ENTRIES:
+    if spec.dtype in FLOAT_BITS:
+        values = np.array(attr)
+        if not np.all(np.isfinite(values.astype(np.float64))):
+            op.fail("a dense constant with non-finite entries is not supported")
+        flat = [_number(float(v), spec) for v in values.reshape(-1)]
+    else:
+        flat = [Fraction(v) for v in _int_values(op, attr)]
+    if len(flat) > MAX_LITERAL_ENTRIES:
         var = Var(f"const@{op.where.rsplit(':', 2)[-2]}:{op.where.rsplit(':', 1)[-1]}", spec.shape)
-        op.interp.constants[var] = values.astype(np.float64)
+        op.interp.constants[var] = np.array([float(v) for v in flat], dtype=np.float64).reshape(spec.shape)
         return var
-    flat = [_number(float(v) if spec.is_float else int(v), spec) for v in values.reshape(-1)]
 
     def body(*I):
         strides = [prod(spec.shape[k + 1:]) for k in range(len(spec.shape))]
@@ -347,6 +665,24 @@ def _constant(op):
     return tensor(spec.shape, body)
 
 
+def _int_values(op, attr) -> list:
+    """The entries of an integer (or ``i1``) dense constant as Python integers, read
+    in the type's own signedness (a ``ui32`` 4294967295 is not -1)."""
+    spec = op.out
+    lo, hi = INT_RANGE[spec.dtype]
+    if attr.is_splat:
+        return [int(_literal(attr.get_splat_value(), spec, op))]
+    values = np.array(attr)
+    out = [int(v) for v in values.reshape(-1)]
+    if spec.dtype == "i1":
+        return [int(v != 0) for v in out]
+    bits = int(spec.dtype.lstrip("ui"))
+    out = [v % (2 ** bits) if v < 0 and lo == 0 else v for v in out]
+    if any(not lo <= v <= hi for v in out):
+        op.fail(f"a constant outside the range of {spec.dtype}")
+    return out
+
+
 def _number(v, spec):
     if isinstance(v, float):
         return Fraction(str(spec.np_dtype.type(v)))
@@ -361,20 +697,41 @@ def _literal(a, spec, op):
         if np.isinf(v):
             return Infinity(1 if v > 0 else -1, spec.shape)
         return _number(v, spec)
-    if isinstance(a, ir.IntegerAttr):
-        return Fraction(ir.IntegerAttr(a).value if spec.dtype != "i1" else int(ir.IntegerAttr(a).value != 0))
     if isinstance(a, ir.BoolAttr):
         return Fraction(int(ir.BoolAttr(a).value))
+    if isinstance(a, ir.IntegerAttr):
+        if spec.dtype == "i1":
+            return Fraction(int(ir.IntegerAttr(a).value != 0))
+        v = ir.IntegerAttr(a).value
+        lo, hi = INT_RANGE[spec.dtype]
+        if v < 0 and lo == 0:              # an unsigned value stored as signless bits
+            v %= hi + 1
+        return Fraction(v)
     op.fail(f"unsupported constant {a}")
 
 
-@rule("stablehlo.iota")
+def _iota_info(op):
+    n = op.out.shape[ir.IntegerAttr(op.attr("iota_dimension")).value]
+    if op.is_float():
+        return FINITE
+    return ints(0, n - 1)
+
+
+@rule("stablehlo.iota", info=_iota_info, attributes=("iota_dimension",))
 def _iota(op):
     dim = ir.IntegerAttr(op.attr("iota_dimension")).value
+    n = op.out.shape[dim]
+    if op.is_float() and n - 1 > _exact_integers(op.out.dtype):
+        op.fail(f"iota up to {n - 1} in {op.out.dtype} rounds")
     return tensor(op.out.shape, lambda *I: IntVal(I[dim]))
 
 
 # -- shape ------------------------------------------------------------------------------------
+
+def _same(op, *infos):
+    """A value made of the operands' entries (and nothing else)."""
+    return union(*infos)
+
 
 def _reshaped(op, x, body):
     """Apply a structural rule, passing infinities through with the new shape."""
@@ -383,7 +740,7 @@ def _reshaped(op, x, body):
     return body()
 
 
-@rule("stablehlo.broadcast_in_dim", infinity=True)
+@rule("stablehlo.broadcast_in_dim", info=_same, attributes=("broadcast_dimensions",), infinity=True)
 def _broadcast_in_dim(op, x):
     dims = op.ints("broadcast_dimensions")
     shape = op.in_specs[0].shape
@@ -393,7 +750,7 @@ def _broadcast_in_dim(op, x):
     return _reshaped(op, x, lambda: tensor(op.out.shape, body))
 
 
-@rule("stablehlo.reshape", infinity=True)
+@rule("stablehlo.reshape", info=_same, infinity=True)
 def _reshape(op, x):
     src = op.in_specs[0].shape
 
@@ -410,7 +767,7 @@ def _reshape(op, x):
     return _reshaped(op, x, lambda: tensor(op.out.shape, body))
 
 
-@rule("stablehlo.transpose", infinity=True)
+@rule("stablehlo.transpose", info=_same, attributes=("permutation",), infinity=True)
 def _transpose(op, x):
     perm = op.ints("permutation")
 
@@ -422,19 +779,19 @@ def _transpose(op, x):
     return _reshaped(op, x, lambda: tensor(op.out.shape, body))
 
 
-@rule("stablehlo.reverse")
+@rule("stablehlo.reverse", info=_same, attributes=("dimensions",))
 def _reverse(op, x):
     dims, shape = op.ints("dimensions"), op.in_specs[0].shape
     return tensor(shape, lambda *I: read(x, [shape[d] - 1 - i if d in dims else i for d, i in enumerate(I)]))
 
 
-@rule("stablehlo.slice")
+@rule("stablehlo.slice", info=_same, attributes=("start_indices", "limit_indices", "strides"))
 def _slice(op, x):
     start, strides = op.ints("start_indices"), op.ints("strides")
     return tensor(op.out.shape, lambda *I: read(x, [s + t * i for s, t, i in zip(start, strides, I)]))
 
 
-@rule("stablehlo.concatenate")
+@rule("stablehlo.concatenate", info=_same, attributes=("dimension",))
 def _concatenate(op, *xs):
     dim = ir.IntegerAttr(op.attr("dimension")).value
 
@@ -449,7 +806,7 @@ def _concatenate(op, *xs):
     return tensor(op.out.shape, body)
 
 
-@rule("stablehlo.pad")
+@rule("stablehlo.pad", info=_same, attributes=("edge_padding_low", "edge_padding_high", "interior_padding"))
 def _pad(op, x, value):
     lo, interior = op.ints("edge_padding_low"), op.ints("interior_padding")
     shape = op.in_specs[0].shape
@@ -470,23 +827,58 @@ def _pad(op, x, value):
     return tensor(op.out.shape, body)
 
 
-@rule("stablehlo.custom_call")
+_SHARDING_TARGETS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
+
+
+@rule("stablehlo.custom_call", info=_same,
+      attributes=("call_target_name", "backend_config", "api_version", "has_side_effect", "operand_layouts",
+                  "result_layouts"))
 def _custom_call(op, *xs):
     target = ir.StringAttr(op.attr("call_target_name")).value
-    if target in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape") and len(xs) == 1 \
-            and op.in_specs[0].shape == op.out.shape:
+    if target in _SHARDING_TARGETS and len(xs) == 1 and op.in_specs[0].shape == op.out.shape \
+            and op.in_specs[0].dtype == op.out.dtype:
         return xs[0]    # a sharding annotation: the identity on values
     op.fail(f"custom_call @{target} is not supported (only sharding annotations are)")
 
 
-rule("sdy.sharding_constraint")(lambda op, x: x)
-rule("stablehlo.optimization_barrier")(lambda op, *xs: list(xs))
+rule("sdy.sharding_constraint", info=_same, attributes=("sharding",))(lambda op, x: x)
+rule("stablehlo.optimization_barrier", info=lambda op, *infos: list(infos))(lambda op, *xs: list(xs))
 
 
 # -- contractions -------------------------------------------------------------------------------
 
-@rule("stablehlo.dot_general")
+_PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+
+
+def _check_precision(op):
+    """Precision hints are accepted (on CPU every one computes in the operands' type);
+    an ``algorithm`` (products in bf16, tf32...) is a rounding: refused by the
+    attribute list. Mixed integer and float operands are refused."""
+    kinds = {op.kind(k) == "float" for k in range(len(op.in_specs))} | {op.is_float()}
+    if len(kinds) > 1:
+        op.fail("mixes integer and float operands or result")
+    if op.has("precision_config"):
+        for p in ir.ArrayAttr(op.attr("precision_config")):
+            name = str(p).rstrip(">").split()[-1] if str(p).strip() else ""
+            if name not in _PRECISIONS:
+                op.fail(f"precision {p} is not modeled")
+
+
+def _contraction_info(count, a: Info, b: Info) -> Info:
+    if not (a.bounded and b.bounded):
+        return UNKNOWN
+    p = _corners(a, b, lambda x, y: x * y)
+    return _sum_of(count, p.lo, p.hi)
+
+
+def _dot_general_info(op, a, b):
+    dn = _sh.DotDimensionNumbers(op.attr("dot_dimension_numbers"))
+    return _contraction_info(prod(op.in_specs[0].shape[d] for d in dn.lhs_contracting_dimensions), a, b)
+
+
+@rule("stablehlo.dot_general", info=_dot_general_info, attributes=("dot_dimension_numbers", "precision_config"))
 def _dot_general(op, a, b):
+    _check_precision(op)
     dn = _sh.DotDimensionNumbers(op.attr("dot_dimension_numbers"))
     lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
@@ -514,8 +906,14 @@ def _dot_general(op, a, b):
     return tensor(op.out.shape, body)
 
 
-@rule("stablehlo.dot")
+def _dot_info(op, a, b):
+    sa = op.in_specs[0].shape
+    return _contraction_info(sa[-1] if len(sa) == 2 else sa[0], a, b)
+
+
+@rule("stablehlo.dot", info=_dot_info, attributes=("precision_config",))
 def _dot(op, a, b):
+    _check_precision(op)
     sa, sb = op.in_specs[0].shape, op.in_specs[1].shape
     if len(sa) == 2 and len(sb) == 2:
         return tensor(op.out.shape, lambda i, k: sums([sa[1]], lambda r: read(a, [i, r]) * read(b, [r, k])))
@@ -526,29 +924,48 @@ def _dot(op, a, b):
     return sums([sa[0]], lambda r: read(a, [r]) * read(b, [r]))
 
 
+_MONOIDS = {"stablehlo.add": "add", "stablehlo.maximum": "max", "stablehlo.minimum": "min",
+            "stablehlo.or": "max", "stablehlo.and": "min"}     # or / and: of booleans only
+
+
 def _monoid(op, region):
-    """``add``, ``maximum`` or ``minimum``: the body of a reduction, which must apply
-    that one operation to its two arguments."""
+    """``add``, ``max`` or ``min``: the body of a reduction, which must apply that one
+    operation to its two arguments (on ``i1``, ``add`` and ``or`` are ``max``, ``and``
+    is ``min``)."""
     block = region.blocks[0]
     ops = list(block.operations)
     args = list(block.arguments)
     if len(ops) != 2 or len(args) != 2:
         op.fail("the reduction body must be one binary operation (add, maximum or minimum)")
     body, ret = ops[0].operation, ops[1].operation
-    kinds = {"stablehlo.add": "add", "stablehlo.maximum": "max", "stablehlo.minimum": "min"}
-    if body.name not in kinds:
-        op.fail(f"a reduction by {body.name} is not supported (only add, maximum, minimum)")
-    if set(body.operands) != set(args) or len(list(ret.operands)) != 1 or ret.operands[0] != body.results[0]:
+    if body.name not in _MONOIDS:
+        op.fail(f"a reduction by {body.name} is not supported (only add, maximum, minimum; or, and of booleans)")
+    if set(body.operands) != set(args) or len(list(body.operands)) != 2 \
+            or len(list(ret.operands)) != 1 or ret.operands[0] != body.results[0]:
         op.fail("the reduction body must return its operation applied to its two arguments")
-    return kinds[body.name]
+    for v in list(args) + [body.results[0]]:
+        spec = tensor_spec(v.type, op.where)
+        if spec.shape != () or spec.dtype != op.in_specs[0].dtype:
+            op.fail(f"the reduction body computes on {spec}, not on scalars of the operand's type")
+    leftover = [a for a in (x if isinstance(x, str) else x.name for x in body.attributes)
+                if a not in HARMLESS_ATTRIBUTES]
+    if leftover:
+        op.fail(f"the reduction body's {body.name} has attributes {leftover}")
+    kind = _MONOIDS[body.name]
+    boolean = op.in_specs[0].dtype == "i1"
+    if body.name in ("stablehlo.or", "stablehlo.and") and not boolean:
+        op.fail(f"a reduction by bitwise {body.name} of {op.in_specs[0].dtype} is not modeled")
+    return "max" if boolean and kind == "add" else kind
 
 
-def _combine(op, kind, init, reduced, shape):
-    """``init (+|max|min) reduced`` with the identities dropped."""
+def _combine(op, kind, init, reduced):
+    """``init (+|max|min) reduced`` with the identities dropped. An ``add`` must start
+    from 0: the spec lets an implementation apply the initial value any number of
+    times, so a nonzero one has no single meaning."""
     if kind == "add":
-        if isinstance(init, Infinity):
-            op.fail("an infinite initial value of a sum")
-        return add(init, reduced)         # a scalar init broadcasts
+        if isinstance(init, Infinity) or splat_value(init) != 0:
+            op.fail("a sum whose initial value is not the constant 0 (XLA may add it more than once)")
+        return reduced
     if isinstance(init, Infinity):
         if (init.sign < 0) != (kind == "max"):
             op.fail(f"{kind} with initial value {init}: the result is that constant")
@@ -556,7 +973,24 @@ def _combine(op, kind, init, reduced, shape):
     return maximum(reduced, init) if kind == "max" else minimum(reduced, init)
 
 
-@rule("stablehlo.reduce", infinity=True)
+def _reduction_info(op, count, x: Info, init: Info, kind):
+    if kind == "add":
+        return _sum_of(count, x.lo, x.hi) if x.bounded else UNKNOWN
+    init_ok = isinstance(op.interp.operand_terms[1], Infinity) if op.interp.operand_terms else False
+    if x.bounded and init.bounded:
+        return union(x, init)
+    if x.bounded and init_ok:
+        return x
+    return Info(finite=x.finite and (init.finite or init_ok))
+
+
+def _reduce_info(op, x, init):
+    kind = _monoid(op, op.op.regions[0])
+    count = prod(op.in_specs[0].shape[d] for d in op.ints("dimensions"))
+    return _reduction_info(op, count, x, init, kind)
+
+
+@rule("stablehlo.reduce", info=_reduce_info, attributes=("dimensions",), infinity=True)
 def _reduce(op, *args):
     if len(args) != 2:
         op.fail("a reduction of several operands at once is not supported")
@@ -584,11 +1018,20 @@ def _reduce(op, *args):
             out = ReduceMax(v, out, kind)
         return out
     reduced = tensor(op.out.shape, body)
-    return _combine(op, kind, init, reduced, op.out.shape)
+    return _combine(op, kind, init, reduced)
 
 
-@rule("stablehlo.reduce_window", infinity=True)
-def _reduce_window(op, x, init):
+def _reduce_window_info(op, x, init):
+    kind = _monoid(op, op.op.regions[0])
+    return _reduction_info(op, prod(op.ints("window_dimensions")), x, init, kind)
+
+
+@rule("stablehlo.reduce_window", info=_reduce_window_info, infinity=True,
+      attributes=("window_dimensions", "window_strides", "base_dilations", "window_dilations", "padding"))
+def _reduce_window(op, *args):
+    if len(args) != 2:
+        op.fail("a windowed reduction of several operands at once is not supported")
+    x, init = args
     if isinstance(x, Infinity):
         op.fail("reduction of a non-finite constant")
     kind = _monoid(op, op.op.regions[0])
@@ -622,15 +1065,23 @@ def _reduce_window(op, x, init):
             out = ReduceMax(v, out, kind)
         return out
     reduced = tensor(op.out.shape, body)
-    if kind == "add" and splat_value(init) != 0 and padded:
-        op.fail("a windowed sum with padding and a nonzero initial value is not supported")
-    return _combine(op, kind, init, reduced, op.out.shape)
+    return _combine(op, kind, init, reduced)
 
 
-@rule("stablehlo.convolution")
+def _convolution_info(op, lhs, rhs):
+    dn = _sh.ConvDimensionNumbers(op.attr("dimension_numbers"))
+    sr = op.in_specs[1].shape
+    count = sr[dn.kernel_input_feature_dimension] * prod(sr[d] for d in dn.kernel_spatial_dimensions)
+    return _contraction_info(count, lhs, rhs)
+
+
+@rule("stablehlo.convolution", info=_convolution_info,
+      attributes=("dimension_numbers", "window_strides", "padding", "lhs_dilation", "rhs_dilation",
+                  "window_reversal", "feature_group_count", "batch_group_count", "precision_config"))
 def _convolution(op, lhs, rhs):
     """``out[b, o, y] = sum_{c, k} lhs'[b, g C' + c, y s + k d] rhs[c, o, k]`` where
     ``lhs'`` is ``lhs`` dilated and padded and ``g`` the group of ``o``."""
+    _check_precision(op)
     dn = _sh.ConvDimensionNumbers(op.attr("dimension_numbers"))
     sl, sr = op.in_specs[0].shape, op.in_specs[1].shape
     ib, if_, isp = dn.input_batch_dimension, dn.input_feature_dimension, list(dn.input_spatial_dimensions)
@@ -677,60 +1128,92 @@ def _convolution(op, lhs, rhs):
 # -- the interpreter ----------------------------------------------------------------------------
 
 class Interpreter:
-    """Runs functions of a parsed module over terms; ``func.call`` is inlined."""
+    """Runs functions of a parsed module over terms; ``func.call`` is inlined. Each
+    SSA value has a term and an ``Info``; ``call`` returns the terms of the results
+    and leaves their infos in ``returned``."""
 
     def __init__(self, parsed):
         self.parsed = parsed
         self.constants: dict = {}
         self.current = parsed.path
         self.stack: list = []
+        self.returned: list = []
+        self.operand_terms: list = []        # of the operation being interpreted
 
-    def call(self, fn, args):
+    def call(self, fn, args, infos=None):
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         if name in self.stack:
             raise StableHLOError(f"{where(self.parsed.path, fn.location)}: @{name} calls itself; recursion is not supported")
+        block = fn.regions[0].blocks[0]
+        if infos is None:
+            infos = [input_info(tensor_spec(a.type, where(self.parsed.path, fn.location))) for a in block.arguments]
         self.stack.append(name)
         try:
-            return self.run_block(fn.regions[0].blocks[0], args)
+            results, self.returned = self.run_block(block, args, infos)
+            return results
         finally:
             self.stack.pop()
 
-    def run_block(self, block, args):
+    def run_block(self, block, args, infos):
         env = dict(zip(block.arguments, args))
+        known = dict(zip(block.arguments, infos))
         for raw in block.operations:
-            op = Op(raw, self)
+            name = raw.operation.name
+            if name in ("func.return", "stablehlo.return"):
+                self.current = where(self.parsed.path, raw.operation.location)
+                return [env[v] for v in raw.operation.operands], [known[v] for v in raw.operation.operands]
+            op = Op(raw, self, [known[v] for v in raw.operation.operands])
             self.current = op.where
             operands = [env[v] for v in op.op.operands]
-            if op.name in ("func.return", "stablehlo.return"):
-                return operands
             if op.name == "func.call":
                 callee = ir.FlatSymbolRefAttr(op.attr("callee")).value
                 fn = self.parsed.functions.get(callee)
                 if fn is None:
                     op.fail(f"calls the undefined function @{callee}")
-                results = self.call(fn, operands)
+                results = self.call(fn, operands, op.infos)
+                op.result_infos = list(self.returned)
             else:
                 results = self.apply(op, operands)
-            for v, r in zip(op.op.results, results):
+            for v, r, i in zip(op.op.results, results, op.result_infos):
                 env[v] = r
+                known[v] = i
         raise StableHLOError(f"{self.current}: a block without a return")
 
     def apply(self, op, operands):
+        """The results of ``op`` (terms, or ``Infinity``); sets ``op.result_infos``."""
         try:
-            f, infinity = RULES[op.name]
+            r = RULES[op.name]
         except KeyError:
             raise StableHLOError(f"{op.where}: unsupported operation {op.name}") from None
-        if not infinity:
+        extra = [a for a in op.attribute_names() if a not in r.attributes and a not in HARMLESS_ATTRIBUTES]
+        if extra:
+            op.fail(f"attribute{'s' if len(extra) > 1 else ''} {', '.join(extra)} not modeled")
+        if not r.infinity:
             for x in operands:
                 if isinstance(x, Infinity):
                     op.fail(f"uses the non-finite constant {x}; infinities are supported only as the identity of max / min")
-        out = f(op, *operands)
+        self.operand_terms = operands
+        out = r.fn(op, *operands)
         results = out if isinstance(out, list) else [out]
+        infos = r.info(op, *[Info(finite=False) if isinstance(x, Infinity) else i
+                             for x, i in zip(operands, op.infos)])
+        infos = infos if isinstance(infos, list) else [infos] * len(results)
+        self.operand_terms = []
         if len(results) != len(op.outs):
             op.fail(f"the rule gave {len(results)} results for {len(op.outs)}")
-        for r, spec in zip(results, op.outs):
-            got = r.shape if isinstance(r, Infinity) else tuple(int(s.const_value()) for s in r.shape)
+        for k, (res, spec) in enumerate(zip(results, op.outs)):
+            got = res.shape if isinstance(res, Infinity) else tuple(int(s.const_value()) for s in res.shape)
             if tuple(got) != spec.shape:
                 op.fail(f"the importer built shape {tuple(got)} for a result of type {spec}")
+            info = infos[k]
+            if isinstance(res, Infinity):
+                infos[k] = info = Info(finite=False)
+            if spec.dtype in INT_RANGE:
+                lo, hi = INT_RANGE[spec.dtype]
+                if not info.bounded:
+                    op.fail(f"no bounds for its {spec.dtype} result (an importer bug)")
+                if not (lo <= info.lo and info.hi <= hi):
+                    op.fail(f"its {spec.dtype} result may leave [{lo}, {hi}] (it lies in [{info.lo}, {info.hi}] "
+                            f"for these operands) and wrap around; wrapping is not modeled")
+        op.result_infos = list(infos)
         return results
-

@@ -83,7 +83,7 @@ def stablehlo_program(parsed, names) -> Program:
             return out
 
     sig = SH.signature(parsed)
-    inputs = tuple(Var(n, s.shape) for n, s in zip(names, sig.inputs))
+    inputs = tuple(SH.input_var(n, s) for n, s in zip(names, sig.inputs))
     interp = Recording(parsed)
     with parsed.context:
         results = interp.call(parsed.main, list(inputs))
