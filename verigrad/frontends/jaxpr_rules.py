@@ -11,17 +11,39 @@ A rule takes the importer, the equation and its input ``Tensor``s and returns th
     pad / concat:   reads off the operand's shape are 0 (the kernel's total index)
 
 The table ``RULES`` maps a primitive's name to its rule; a name missing from it is a
-clear error, never a silent skip.
+clear error, never a silent skip. ``docs/primitives.md`` states what each rule models.
+
+Exact or refuse. Each rule models its primitive for every input of its dtype, or raises
+``JaxprImportError`` (the import names the primitive and its source line):
+
+- Integers are integers. Integer expressions of the sizes and indices (iotas, sizes,
+  constants) are kernel ``Poly``s, so bitwise operations, shifts, ``rem`` and truncating
+  division of them are exact floor arithmetic; comparisons of other integer-valued terms
+  are written ``[u >= 0]`` for the kernel to decide. Arithmetic on integer *data* is
+  exact over the integers and states the assumption that it does not overflow its dtype.
+- Reals are exact reals. The kernel's terms are total (``log 0 = 0``, ``0^-1 = 0``) where
+  JAX gives NaN or an infinity, so every value carries static facts (``Facts``): whether
+  it may be NaN or infinite (and from which equation), a sign (positive, non-negative)
+  and whether it is integer-valued. A value that may be non-finite is modelled exactly
+  wherever JAX's value is finite (the total conventions only fill in the rest), and an
+  operation that maps a non-finite operand to a finite result (``is_finite``, a
+  comparison, ``exp(-inf) = 0``, ``max``, a division by infinity) either models that
+  exactly through the finiteness indicator of its operand (``finite``) or refuses.
+- A narrowing float cast or ``reduce_precision`` is read as the identity and recorded in
+  ``importer.assumptions`` ("computes in float32 at f.py:3; the claim is about exact
+  reals"), never silently.
 """
 from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 from verigrad.kernel import Delta, Index, IntCond, Num, ReduceMax, RealCond, Sum, Var
 from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg
 
 from . import jaxpr_scalar as S
-from .jaxpr import JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const
+from .jaxpr import Importer, JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const, where_of
 
 RULES: dict = {}
 
@@ -69,110 +91,629 @@ def _read(t: Tensor, idx) -> object:
     return Index(t.term(), tuple(idx), total=True)
 
 
+def _where(eqn) -> str:
+    return f"{eqn.primitive.name} at {where_of(eqn)}"
+
+
+def _assume(ctx, text: str):
+    if text not in ctx.assumptions:
+        ctx.assumptions.append(text)
+
+
+def _dtype(eqn, k=0, out=True):
+    return np.dtype((eqn.outvars if out else eqn.invars)[k].aval.dtype)
+
+
+# -- static facts of values: may it be NaN or infinite, its sign, is it integer-valued ----------
+
+FINITE, NAN, INF = 0, 1, 2
+_RISK = {NAN: "NaN", INF: "infinite"}
+
+
+class Facts:
+    """What the importer knows of every entry of a value, as JAX computes it in exact
+    real arithmetic (with IEEE's rules for the partial operations):
+
+    - ``risk``: FINITE (always finite for finite arguments), NAN (finite or NaN, never
+      infinite) or INF (may be infinite, or NaN); ``origin`` names where it arose;
+    - ``sign``: 'pos' or 'nonneg' when every finite entry is positive / non-negative;
+    - ``integral``: every entry is an integer (integer data, iotas, sizes, their sums);
+    - ``make_fin``: builds the 0/1 tensor ``[this entry is finite]`` (``finite``)."""
+
+    __slots__ = ("risk", "sign", "integral", "origin", "make_fin", "fin")
+
+    def __init__(self, risk=FINITE, sign=None, integral=False, origin="", make_fin=None):
+        self.risk, self.sign, self.integral, self.origin = risk, sign, integral, origin
+        self.make_fin, self.fin = make_fin, None
+
+
+def _table(ctx) -> dict:
+    table = ctx.__dict__.get("_facts")
+    if table is None:
+        table = ctx.__dict__["_facts"] = {}
+    return table
+
+
+def facts(ctx, t: Tensor) -> Facts:
+    table = _table(ctx)
+    f = table.get(t)
+    if f is None:
+        f = table[t] = _default_facts(ctx, t)
+    return f
+
+
+def _default_facts(ctx, t: Tensor) -> Facts:
+    """Facts of a value no rule made: an argument, a cotangent or a constant."""
+    if t.kind in ("int", "bool"):
+        return Facts(FINITE, "nonneg" if t.kind == "bool" else None, True)
+    if t.const is not None:
+        v = float(t.const)
+        if not np.isfinite(v):
+            return Facts(NAN if v != v else INF, "pos" if v > 0 else None, False, f"the constant {v}",
+                         make_fin=lambda: _filled(t.shape, 0))
+        return Facts(FINITE, "pos" if v > 0 else "nonneg" if v == 0 else None, v.is_integer())
+    term = t._term
+    if isinstance(term, Var):
+        fs = term.facts
+        sign = "pos" if "positive" in fs else "nonneg" if "nonneg" in fs else None
+        return Facts(FINITE, sign, "integer" in fs or term in ctx.int_vars)
+    return Facts(FINITE)  # a constant array: a non-finite entry is refused when it is read
+
+
+def _note(ctx, t: Tensor, f: Facts, ins=()) -> Tensor:
+    """Record the facts of a rule's output (an operand passed through keeps its own)."""
+    table = _table(ctx)
+    if t not in table and not any(t is i for i in ins):
+        table[t] = f
+    return t
+
+
+def _filled(shape, v) -> Tensor:
+    return scalar_const(v, shape, "bool")
+
+
+def finite(ctx, t: Tensor) -> Tensor:
+    """The 0/1 tensor ``[t's entry is finite]``, exact (JAX's value in exact reals)."""
+    f = facts(ctx, t)
+    if f.risk == FINITE:
+        return _filled(t.shape, 1)
+    if f.fin is None:
+        if f.make_fin is None:
+            raise JaxprImportError(f"whether a value from {f.origin} is finite is not modelled")
+        f.fin = f.make_fin()
+    return f.fin
+
+
+def _accept(ctx, ins, level: int, what: str):
+    """Refuse an operand that may be non-finite beyond ``level`` (``what`` says why that
+    cannot be modelled)."""
+    for t in ins:
+        f = facts(ctx, t)
+        if f.risk > level:
+            raise JaxprImportError(f"an operand may be {_RISK[f.risk]} (from {f.origin}) and {what}; "
+                                   "the kernel's total reals cannot model that")
+
+
+def _join_sign(fs) -> str | None:
+    signs = [f.sign for f in fs]
+    if signs and all(s == "pos" for s in signs):
+        return "pos"
+    if signs and all(s in ("pos", "nonneg") for s in signs):
+        return "nonneg"
+    return None
+
+
+def _how(ctx, *ins) -> str:
+    """How entries of these operands compare: 'bool' (logic), 'int' (integer-valued
+    terms: decided or ``[u >= 0]``) or 'real' (an indicator of a real difference)."""
+    if all(t.kind == "bool" for t in ins):
+        return "bool"
+    if all(facts(ctx, t).integral for t in ins):
+        return "int"
+    return "real"
+
+
+def _compare(a, b, rel: str, how: str):
+    if how == "bool":
+        return S.bool_compare(a, b, rel)
+    if how == "int":
+        return S.integer_compare(a, b, rel)
+    return S.compare(a, b, rel)   # integer expressions are still decided exactly
+
+
 # -- element-wise ---------------------------------------------------------------------
 
-def elementwise(f, kind=None):
+def _fin_elementwise(ctx, ins, shape, domain=None):
+    """``[out finite] = prod_k [in_k finite] * domain(ins)`` for an operation that maps a
+    non-finite operand to a non-finite result and is defined where ``domain`` holds
+    (``domain(hows, *terms)``, ``hows[k]`` how operand k compares)."""
+    fins = [(t, finite(ctx, t)) for t in ins if facts(ctx, t).risk != FINITE]
+    hows = [_how(ctx, t) for t in ins]
+
+    def entry(idx):
+        out = Num(1)
+        for t, f in fins:
+            out = S.mul(out, f.at(_bidx(t, shape, idx)))
+        if domain is not None:
+            out = S.mul(out, domain(hows, *[t.at(_bidx(t, shape, idx)) for t in ins]))
+        return out
+    return Tensor(shape, entry, "bool")
+
+
+def _ne0(hows, a, *_):
+    return _compare(a, Num(0), "!=", hows[0])
+
+
+def _gt0(hows, a, *_):
+    return _compare(a, Num(0), ">", hows[0])
+
+
+def _ge0(hows, a, *_):
+    return _compare(a, Num(0), ">=", hows[0])
+
+
+def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral=False, name=None, int_value=None):
+    """An element-wise operation on reals.
+
+    ``value(*terms)``: the entry; ``accept``: the highest operand risk it models exactly
+    (an operation mapping infinities to finite values accepts NAN at most);
+    ``partial(facts) -> risk``: the risk it adds (NaN or infinity outside its domain),
+    with ``domain(hows, *terms)`` the indicator of that domain; ``sign(facts, ins)``: the sign of
+    the result; ``integral``: integer operands give an integer result, computed by
+    ``int_value`` when given (integer comparisons instead of real indicators)."""
     def apply(ctx, eqn, *ins):
-        shape, k = _out(ctx, eqn)
-        return Tensor(shape, lambda idx: f(*[t.at(_bidx(t, shape, idx)) for t in ins]), kind or k)
+        shape, kind = _out(ctx, eqn)
+        _accept(ctx, ins, accept, f"{name or eqn.primitive.name} maps that to a finite value")
+        fs = [facts(ctx, t) for t in ins]
+        val = int_value if (int_value is not None and _how(ctx, *ins) != "real") else value
+        out = Tensor(shape, lambda idx: val(*[t.at(_bidx(t, shape, idx)) for t in ins]), kind)
+        added = partial(fs) if partial else FINITE
+        risk = max([f.risk for f in fs] + [added])
+        if added and added >= max(f.risk for f in fs):
+            origin = _where(eqn)
+        else:
+            origin = max(fs, key=lambda f: f.risk).origin
+        return _note(ctx, out, Facts(risk, sign(fs, ins) if sign else None, integral and all(f.integral for f in fs), origin,
+                                     lambda: _fin_elementwise(ctx, ins, shape, domain if added else None)), ins)
     return apply
 
 
-RULES.update({
-    "add": elementwise(S.add), "add_any": elementwise(S.add), "sub": elementwise(S.sub),
-    "mul": elementwise(S.mul), "neg": elementwise(S.neg),
-    "exp": elementwise(lambda a: S.fn("exp", a)), "log": elementwise(lambda a: S.fn("log", a)),
-    "tanh": elementwise(lambda a: S.fn("tanh", a)), "erf": elementwise(lambda a: S.fn("erf", a)),
-    "erfc": elementwise(lambda a: S.sub(Num(1), S.fn("erf", a))),
-    "log1p": elementwise(lambda a: S.fn("log", S.add(Num(1), a))),
-    "expm1": elementwise(lambda a: S.sub(S.fn("exp", a), Num(1))),
-    "exp2": elementwise(lambda a: S.fn("exp", S.mul(a, S.fn("log", Num(2))))),
-    "sqrt": elementwise(lambda a: S.power(a, Fraction(1, 2))),
-    "rsqrt": elementwise(lambda a: S.power(a, Fraction(-1, 2))),
-    "square": elementwise(lambda a: S.power(a, 2)),
-    "logistic": elementwise(S.logistic), "abs": elementwise(S.absolute), "sign": elementwise(S.sign),
-    "and": elementwise(S.logical_and), "or": elementwise(S.logical_or), "not": elementwise(S.logical_not),
-    "is_finite": elementwise(lambda a: Num(1), "bool"),  # kernel terms are total and finite
-})
+def _unless(signs, risk):
+    """A partial operation's risk: none when the operand's sign puts it in the domain."""
+    return lambda fs: FINITE if fs[0].sign in signs else risk
 
 
-@rule("stop_gradient", "copy", "copy_p", "reduce_precision", "sharding_constraint", "optimization_barrier")
-def _identity(ctx, eqn, *ins):
-    """The value passes unchanged. ``stop_gradient`` too: the claim is about the function
-    the primal computes, whatever JAX's autodiff would make of it."""
-    return list(ins)
+def _keep_sign(fs, ins):
+    return fs[0].sign
+
+
+def _pos(fs, ins):
+    return "pos"
+
+
+def _sign_add(fs, ins):
+    a, b = fs[0].sign, fs[1].sign
+    if a in ("pos", "nonneg") and b in ("pos", "nonneg"):
+        return "pos" if "pos" in (a, b) else "nonneg"
+    return None
+
+
+def _sign_mul(fs, ins):
+    if len(ins) == 2 and ins[0] is ins[1]:
+        return _even(fs, ins)
+    return _join_sign(fs)
+
+
+def _even(fs, ins):
+    return "pos" if fs[0].sign == "pos" else "nonneg"
+
+
+_REAL = {
+    "add": real_op(S.add, sign=_sign_add, integral=True),
+    "add_any": real_op(S.add, sign=_sign_add, integral=True),
+    "sub": real_op(S.sub, integral=True),
+    "mul": real_op(S.mul, sign=_sign_mul, integral=True),
+    "neg": real_op(S.neg, integral=True),
+    "exp": real_op(lambda a: S.fn("exp", a), accept=NAN, sign=_pos),
+    "exp2": real_op(lambda a: S.fn("exp", S.mul(a, S.fn("log", Num(2)))), accept=NAN, sign=_pos),
+    "expm1": real_op(lambda a: S.sub(S.fn("exp", a), Num(1)), accept=NAN, sign=_keep_sign),
+    "log": real_op(lambda a: S.fn("log", a), partial=_unless(("pos",), INF), domain=_gt0),
+    "log1p": real_op(lambda a: S.fn("log", S.add(Num(1), a)), partial=_unless(("pos", "nonneg"), INF),
+                     domain=lambda hows, a: _gt0(hows, S.add(Num(1), a)), sign=_keep_sign),
+    "tanh": real_op(lambda a: S.fn("tanh", a), accept=NAN, sign=_keep_sign),
+    "erf": real_op(lambda a: S.fn("erf", a), accept=NAN, sign=_keep_sign),
+    "erfc": real_op(lambda a: S.sub(Num(1), S.fn("erf", a)), accept=NAN, sign=_pos),
+    "logistic": real_op(S.logistic, accept=NAN, sign=_pos),
+    "sqrt": real_op(lambda a: S.power(a, Fraction(1, 2)), partial=_unless(("pos", "nonneg"), NAN), domain=_ge0,
+                    sign=_even),
+    "rsqrt": real_op(lambda a: S.power(a, Fraction(-1, 2)), accept=NAN, partial=_unless(("pos",), INF),
+                     domain=_gt0, sign=_pos),
+    "square": real_op(lambda a: S.power(a, 2), sign=_even, integral=True),
+    "abs": real_op(S.absolute, sign=_even, integral=True, int_value=lambda a: S.mul(a, S.int_sign(a))),
+    "sign": real_op(S.sign, accept=NAN, sign=_keep_sign, integral=True, int_value=S.int_sign),
+}
+
+
+# -- integers ------------------------------------------------------------------------------
+#
+# An integer entry is either an integer expression of the sizes and indices (a kernel
+# ``Poly``: iotas, sizes, constants and their arithmetic) or integer *data* (an entry of an
+# integer argument, and what is computed from it). Poly arithmetic is exact: a size is
+# taken to fit its dtype, and so are the index expressions built from sizes. Arithmetic on
+# data is exact over the integers; XLA's wraps around at the dtype's bounds, so it states
+# the assumption that it does not overflow.
+
+def _bits(dt) -> int:
+    return np.dtype(dt).itemsize * 8
+
+
+def _ones(dt) -> int:
+    """The all-ones bit pattern of a dtype as the integer it denotes (-1 if signed)."""
+    return 2 ** _bits(dt) - 1 if np.dtype(dt).kind == "u" else -1
+
+
+def _const_int(t):
+    v = S.num_value(t)
+    return int(v) if v is not None and v.denominator == 1 else None
+
+
+def int_op(value, *, overflows=True):
+    """Element-wise integer arithmetic, exact over the integers. With ``overflows`` (add,
+    sub, mul, ...) an entry of integer data states that it does not overflow the dtype;
+    so does an unsigned result not provably >= 0 (it would wrap)."""
+    def apply(ctx, eqn, *ins):
+        shape, kind = _out(ctx, eqn)
+        dt = _dtype(eqn)
+        note = f"integer arithmetic does not overflow {dt} ({_where(eqn)})"
+
+        def entry(idx):
+            terms = [t.at(_bidx(t, shape, idx)) for t in ins]
+            out = value(*terms)
+            if overflows:
+                if any(S.int_poly(t) is None for t in terms):
+                    _assume(ctx, note)
+                elif dt.kind == "u":
+                    p = S.int_poly(out)
+                    if p is None or not nonneg(p):
+                        _assume(ctx, note)
+            return out
+        return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), ins)
+    return apply
+
+
+def _int_abs(a):
+    p = S.int_poly(a)
+    if p is not None and nonneg(p):
+        return a
+    if p is not None and nonneg(-p):
+        return S.neg(a)
+    return S.mul(a, S.int_sign(a))
+
+
+_INT = {
+    "add": int_op(S.add), "add_any": int_op(S.add), "sub": int_op(S.sub), "mul": int_op(S.mul),
+    "neg": int_op(S.neg), "square": int_op(lambda a: S.power(a, 2)), "abs": int_op(_int_abs),
+    "sign": int_op(S.int_sign, overflows=False),
+}
+
+
+def _by_kind(name, real=None, integer=None, boolean=None):
+    """Dispatch on the result's dtype; a kind without a rule is refused by name."""
+    def apply(ctx, eqn, *ins):
+        kind = kind_of(eqn.outvars[0].aval.dtype)
+        f = {"real": real, "int": integer, "bool": boolean}.get(kind)
+        if f is None:
+            raise JaxprImportError(f"{name} on {eqn.outvars[0].aval.dtype} values is not supported")
+        return f(ctx, eqn, *ins)
+    return apply
+
+
+for _name in ("add", "add_any", "sub", "mul", "neg", "square", "abs", "sign"):
+    RULES[_name] = _by_kind(_name, _REAL[_name], _INT[_name])
+for _name in ("exp", "exp2", "expm1", "log", "log1p", "tanh", "erf", "erfc", "logistic", "sqrt", "rsqrt"):
+    RULES[_name] = _by_kind(_name, _REAL[_name])
+
+
+# -- bitwise operations and shifts ------------------------------------------------------------
+
+def _bitwise(name):
+    """``and``, ``or``, ``xor``, ``not``: logic on booleans; on integers, exact two's
+    complement arithmetic of integer expressions where one operand is a constant
+    (``p & c`` by ``S.and_const``, ``p | c = p + c - (p & c)``, ``p ^ c = p + c - 2 (p & c)``,
+    ``~p = -1 - p``, or ``2^w - 1 - p`` unsigned); on integer data only what needs no
+    floor division (``~x``, and a constant 0 or all-ones operand). The rest is refused."""
+    def apply(ctx, eqn, *ins):
+        shape, kind = _out(ctx, eqn)
+        if kind == "bool":
+            logic = {"and": S.logical_and, "or": S.logical_or, "xor": S.logical_xor, "not": S.logical_not}[name]
+            return _note(ctx, Tensor(shape, lambda idx: logic(*[t.at(_bidx(t, shape, idx)) for t in ins]), kind),
+                         Facts(sign="nonneg", integral=True), ins)
+        if kind != "int":
+            raise JaxprImportError(f"{name} on {eqn.outvars[0].aval.dtype} values is not supported")
+        dt = _dtype(eqn)
+        ones = _ones(dt)
+
+        def entry(idx):
+            terms = [t.at(_bidx(t, shape, idx)) for t in ins]
+            if name == "not":
+                return S.sub(Num(ones), terms[0])
+            a, b = terms
+            ca, cb = _const_int(a), _const_int(b)
+            if ca is not None and cb is not None:
+                return Num({"and": ca & cb, "or": ca | cb, "xor": ca ^ cb}[name])
+            if ca is not None:
+                a, b, ca, cb = b, a, cb, ca
+            if cb is None:
+                raise JaxprImportError(f"{name} of two non-constant integers is not supported (only with a constant "
+                                       "operand)")
+            trivial = {("and", 0): Num(0), ("and", ones): a, ("or", 0): a, ("or", ones): Num(ones),
+                       ("xor", 0): a, ("xor", ones): S.sub(Num(ones), a)}.get((name, cb))
+            if trivial is not None:
+                return trivial
+            p = S.int_poly(a)
+            if p is None:
+                raise JaxprImportError(f"{name} of integer data with the constant {cb} is not supported: it needs "
+                                       "floor division of a data term, which the kernel cannot express")
+            masked = S.and_const(p, cb)
+            out = {"and": masked, "or": p + cb - masked, "xor": p + cb - 2 * masked}[name]
+            return S.int_value(out)
+        return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), ins)
+    return apply
+
+
+for _name in ("and", "or", "xor", "not"):
+    RULES[_name] = _bitwise(_name)
+
+
+def _shift(name):
+    """Shifts by a constant amount ``s`` (XLA: an amount outside ``[0, w)`` shifts every
+    bit out): ``x << s = x 2^s``; arithmetic ``x >> s = x // 2^s`` (``-[x < 0]`` past the
+    width); logical ``x >> s = (x mod 2^w) // 2^s`` (0 past the width). A right shift of
+    integer data by ``0 < s < w`` needs floor division of data and is refused."""
+    def apply(ctx, eqn, x, amount):
+        shape, kind = _out(ctx, eqn)
+        dt = _dtype(eqn)
+        w, unsigned = _bits(dt), dt.kind == "u"
+        if name == "shift_right_arithmetic" and unsigned:
+            raise JaxprImportError(f"{name} of unsigned integers is not supported")
+        note = f"integer arithmetic does not overflow {dt} ({_where(eqn)})"
+
+        def entry(idx):
+            a = x.at(_bidx(x, shape, idx))
+            s = _const_int(amount.at(_bidx(amount, shape, idx)))
+            if s is None:
+                raise JaxprImportError("a shift by a non-constant amount is not supported")
+            if s < 0 or s >= w:
+                if name == "shift_right_arithmetic":
+                    return S.neg(S.integer_compare(a, Num(0), "<"))
+                return Num(0)
+            if s == 0:
+                return a
+            p = S.int_poly(a)
+            if name == "shift_left":
+                if p is None:
+                    _assume(ctx, note)
+                return S.mul(a, Num(2 ** s))
+            if p is None:
+                raise JaxprImportError(f"{name} of integer data is not supported: it needs floor division of a data "
+                                       "term, which the kernel cannot express")
+            if name == "shift_right_logical" and not (unsigned or nonneg(p)):
+                p = S.low_bits(p, w)
+            return S.int_value(floordiv(p, Poly.const(2 ** s)))
+        return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), (x, amount))
+    return apply
+
+
+for _name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
+    RULES[_name] = _shift(_name)
+
+
+# -- division, remainder, powers ----------------------------------------------------------------
+
+def _trunc_parts(pa: Poly, pb: Poly):
+    """XLA's integer division truncates toward zero: ``(q, r)`` with ``a = q b + r``, ``q``
+    the truncated quotient and ``r`` taking the sign of ``a``, as terms; None unless ``b``
+    is provably non-zero (XLA gives -1 and ``a`` for a zero divisor)."""
+    if nonneg(pb - 1):
+        sgn, m = 1, pb
+    elif nonneg(-pb - 1):
+        sgn, m = -1, -pb
+    else:
+        return None
+    if nonneg(pa):
+        q = floordiv(pa, m)
+        return S.int_value(sgn * q), S.int_value(pa - m * q)
+    if nonneg(-pa):
+        q = floordiv(-pa, m)
+        return S.int_value(-sgn * q), S.int_value(pa + m * q)
+    up, down = floordiv(pa, m), floordiv(-pa, m)     # a >= 0: floor; a < 0: -floor(-a / m)
+    pos, negv = IntCond(pa, ">=", ZERO), IntCond(pa, "<", ZERO)
+    q = S.add(S.mul(pos, S.int_value(sgn * up)), S.mul(negv, S.int_value(-sgn * down)))
+    r = S.add(S.mul(pos, S.int_value(pa - m * up)), S.mul(negv, S.int_value(pa + m * down)))
+    return q, r
+
+
+def _int_divrem(which, real=False):
+    def apply(ctx, eqn, a, b):
+        shape, kind = _out(ctx, eqn)
+
+        def entry(idx):
+            ta, tb = a.at(_bidx(a, shape, idx)), b.at(_bidx(b, shape, idx))
+            pa, pb = S.int_poly(ta), S.int_poly(tb)
+            if pa is None or pb is None:
+                if real:
+                    raise JaxprImportError("rem of real values (a truncated remainder) is not supported: the kernel "
+                                           "has no floor of a real term")
+                raise JaxprImportError(f"integer {which} of data is not supported (only of integer expressions of the "
+                                       "sizes and indices: it needs floor division)")
+            parts = _trunc_parts(pa, pb)
+            if parts is None:
+                raise JaxprImportError(f"integer {which} by {pb}, which is not provably non-zero, is not supported "
+                                       "(XLA's result for a zero divisor is not the quotient)")
+            return parts[0] if which == "div" else parts[1]
+        return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), (a, b))
+    return apply
+
+
+def _div_real(ctx, eqn, a, b):
+    _accept(ctx, [b], NAN, "div maps an infinite divisor to 0")
+    return real_op(S.div, partial=lambda fs: FINITE if fs[1].sign == "pos" else INF,
+                   domain=lambda hows, x, y: _compare(y, Num(0), "!=", hows[1]),
+                   sign=lambda fs, ins: _join_sign(fs) if fs[1].sign == "pos" else None)(ctx, eqn, a, b)
+
+
+def _rem_real(ctx, eqn, a, b):
+    """``fmod`` of reals: exact only for integer expressions (a float iota), as for ints."""
+    return _int_divrem("rem", real=True)(ctx, eqn, a, b)
+
+
+RULES["div"] = _by_kind("div", _div_real, _int_divrem("div"))
+RULES["rem"] = _by_kind("rem", _rem_real, _int_divrem("rem"))
+
+
+def _power_rule(ctx, eqn, x, q: Fraction):
+    """``x ** q`` for a rational constant: total for ``q >= 0`` whole; NaN for ``x < 0``
+    (fractional q); infinite at 0 (negative q)."""
+    kind = kind_of(eqn.outvars[0].aval.dtype)
+    if kind == "int":
+        if q < 0:
+            raise JaxprImportError("a negative power of an integer is not supported")
+        return int_op(lambda a: S.power(a, q))(ctx, eqn, x)
+    odd = q.denominator == 1 and q.numerator % 2 == 1
+    if q == 0:
+        return real_op(lambda a: Num(1), sign=_pos, integral=True)(ctx, eqn, x)
+    if q.denominator == 1 and q > 0:
+        return real_op(lambda a: S.power(a, q), sign=_keep_sign if odd else _even, integral=True)(ctx, eqn, x)
+    if q.denominator == 1:
+        return real_op(lambda a: S.power(a, q), accept=NAN, partial=_unless(("pos",), INF), domain=_ne0,
+                       sign=(lambda fs, ins: "pos" if fs[0].sign in ("pos", "nonneg") else None) if odd else _pos
+                       )(ctx, eqn, x)
+    if q > 0:
+        return real_op(lambda a: S.power(a, q), partial=_unless(("pos", "nonneg"), NAN), domain=_ge0,
+                       sign=_even)(ctx, eqn, x)
+    return real_op(lambda a: S.power(a, q), accept=NAN, partial=_unless(("pos",), INF), domain=_gt0,
+                   sign=_pos)(ctx, eqn, x)
 
 
 @rule("integer_pow")
 def _integer_pow(ctx, eqn, x):
-    y = eqn.params["y"]
-    return elementwise(lambda a: S.power(a, y))(ctx, eqn, x)
-
-
-@rule("div")
-def _div(ctx, eqn, a, b):
-    shape, kind = _out(ctx, eqn)
-    if kind != "int":
-        return elementwise(S.div)(ctx, eqn, a, b)
-
-    def entry(idx):
-        pa, pb = S.int_poly(a.at(_bidx(a, shape, idx))), S.int_poly(b.at(_bidx(b, shape, idx)))
-        if pa is None or pb is None or not pb.is_const() or pb.const_value() < 1 or not nonneg(pa):
-            raise JaxprImportError("integer division is supported only of a non-negative integer "
-                                   "expression by a positive constant")
-        return S.int_value(floordiv(pa, pb))
-    return Tensor(shape, entry, kind)
+    return _power_rule(ctx, eqn, x, Fraction(eqn.params["y"]))
 
 
 @rule("pow")
 def _pow(ctx, eqn, x, y):
+    """``x ** c`` for a constant exponent (``_power_rule``), ``c ** y = exp(y log c)`` for
+    a constant base ``c > 0``; an array of constant exponents entry by entry."""
     shape, kind = _out(ctx, eqn)
+    if kind != "real":
+        raise JaxprImportError(f"pow of {eqn.outvars[0].aval.dtype} values is not supported")
+    if y.const is not None and np.isfinite(y.const):
+        return _power_rule(ctx, eqn, x, S.exponent_of(S.number(y.const)))
+    if x.const is not None and np.isfinite(x.const) and x.const > 0:
+        c = S.number(x.const)
+        return real_op(lambda a, e: S.fn("exp", S.mul(e, S.fn("log", c))), accept=NAN, sign=_pos)(ctx, eqn, x, y)
+    _accept(ctx, [x, y], FINITE, "pow with varying exponents is modelled only for finite operands")
 
     def entry(idx):
         base, e = x.at(_bidx(x, shape, idx)), y.at(_bidx(y, shape, idx))
         q = S.exponent_of(e)
-        if q is not None:
+        if q is not None and q.denominator == 1 and q >= 0:
             return S.power(base, q)
-        vb = S.num_value(base)
-        if vb is not None and vb > 0:  # c ** y = exp(y log c)
-            return S.fn("exp", S.mul(e, S.fn("log", base)))
         raise JaxprImportError("pow with a non-constant exponent (only x ** c and c ** y are supported)")
-    return Tensor(shape, entry, kind)
+    return _note(ctx, Tensor(shape, entry, kind), Facts(), (x, y))
 
+
+# -- max, min, clamp ---------------------------------------------------------------------
 
 def _extremum(pick):
     def apply(ctx, eqn, a, b):
         # max(x, -inf) = x and min(x, inf) = x: JAX writes these (softmax's row max).
-        neutral = float("-inf") if pick is S.maximum else float("inf")
+        neutral = float("-inf") if pick == "max" else float("inf")
         if b.const == neutral:
             return a
         if a.const == neutral:
             return b
-        return elementwise(pick)(ctx, eqn, a, b)
+        _accept(ctx, [a, b], FINITE, f"{pick} maps -inf or inf to the other operand")
+        f = _picker(_how(ctx, a, b), pick)
+        shape, kind = _out(ctx, eqn)
+        out = Tensor(shape, lambda idx: f(a.at(_bidx(a, shape, idx)), b.at(_bidx(b, shape, idx))), kind)
+        fa, fb = facts(ctx, a), facts(ctx, b)
+        if pick == "max":
+            sign = "pos" if "pos" in (fa.sign, fb.sign) else "nonneg" if "nonneg" in (fa.sign, fb.sign) else None
+        else:
+            sign = _join_sign([fa, fb])
+        return _note(ctx, out, Facts(FINITE, sign, fa.integral and fb.integral), (a, b))
     return apply
 
 
-RULES["max"] = _extremum(S.maximum)
-RULES["min"] = _extremum(S.minimum)
+def _picker(how: str, pick: str):
+    """``max`` or ``min`` of two entries: logic for booleans, integer comparisons for
+    integer values, real indicators for reals."""
+    if how == "bool":
+        return S.logical_or if pick == "max" else S.logical_and
+    if how == "int":
+        return lambda u, v: S.int_maximum(u, v, pick)
+    return S.maximum if pick == "max" else S.minimum
+
+
+RULES["max"] = _extremum("max")
+RULES["min"] = _extremum("min")
 
 
 @rule("clamp")
 def _clamp(ctx, eqn, lo, x, hi):
-    return elementwise(lambda a, v, b: S.minimum(S.maximum(v, a), b))(ctx, eqn, lo, x, hi)
+    """XLA: ``min(max(x, lo), hi)`` (so ``hi`` when ``lo > hi``)."""
+    _accept(ctx, [lo, x, hi], FINITE, "clamp maps infinities to its bounds")
+    shape, kind = _out(ctx, eqn)
+    how = _how(ctx, lo, x, hi)
+    hi_, lo_ = _picker(how, "min"), _picker(how, "max")
+    f = lambda a, v, b: hi_(lo_(v, a), b)  # noqa: E731
+    out = Tensor(shape, lambda idx: f(*[t.at(_bidx(t, shape, idx)) for t in (lo, x, hi)]), kind)
+    fl, fx, fh = (facts(ctx, t) for t in (lo, x, hi))
+    sign = "pos" if fl.sign == "pos" and fh.sign == "pos" else "nonneg" if (fl.sign in ("pos", "nonneg")
+                                                                            and fh.sign in ("pos", "nonneg")) else None
+    return _note(ctx, out, Facts(FINITE, sign, fl.integral and fx.integral and fh.integral), (lo, x, hi))
+
+
+# -- comparisons and select ----------------------------------------------------------------
+
+_PY_REL = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__, "==": float.__eq__,
+           "!=": float.__ne__}
 
 
 def _comparison(rel):
     def apply(ctx, eqn, a, b):
+        """``[a rel b]``: by logic for booleans, as integers for integer-valued operands,
+        as an indicator of ``a - b`` for reals. A non-finite constant against a finite
+        operand is decided (IEEE); an operand that may be NaN is compared through its
+        finiteness (NaN compares false, unequal); one that may be infinite is refused."""
         shape, _ = _out(ctx, eqn)
+        fa, fb = facts(ctx, a), facts(ctx, b)
+        for c, other in ((a, fb), (b, fa)):
+            if c.const is not None and not np.isfinite(c.const) and other.risk == FINITE:
+                x = float(a.const) if a.const is not None else 0.0
+                y = float(b.const) if b.const is not None else 0.0
+                return _note(ctx, _filled(shape, int(_PY_REL[rel](x, y))), Facts(sign="nonneg", integral=True))
+        _accept(ctx, [a, b], NAN, "a comparison decides infinities by their sign")
+        how = _how(ctx, a, b)
+        fins = [(t, finite(ctx, t)) for t in (a, b) if facts(ctx, t).risk != FINITE]
 
         def entry(idx):
             ta, tb = a.at(_bidx(a, shape, idx)), b.at(_bidx(b, shape, idx))
-            if rel == "==":
+            ok = Num(1)
+            for t, f in fins:
+                ok = S.mul(ok, f.at(_bidx(t, shape, idx)))
+            if ta is tb:
+                same = rel in ("==", "<=", ">=")
+                return ok if same else (S.logical_not(ok) if rel == "!=" else Num(0))
+            if rel == "==" and how == "int" and not fins:
                 hit = _onehot(ctx, ta, tb) or _onehot(ctx, tb, ta)
                 if hit is not None:
                     return hit
-            return S.compare(ta, tb, rel)
-        return Tensor(shape, entry, "bool")
+            if rel == "!=":
+                return S.logical_not(S.mul(ok, _compare(ta, tb, "==", how)))
+            return S.mul(ok, _compare(ta, tb, rel, how))
+        return _note(ctx, Tensor(shape, entry, "bool"), Facts(sign="nonneg", integral=True))
     return apply
 
 
@@ -199,56 +740,239 @@ for _name, _rel in S.RELATIONS.items():
     RULES[_name] = _comparison(_rel)
 
 
-@rule("select_n")
+def _select_entry(pred, cases, shape, idx, read=None):
+    """``select_n``: a boolean picks case 1 when true; an integer ``p`` picks case
+    ``clamp(p, 0, n-1)`` (XLA lowers it to a tree of ``p < k`` selects)."""
+    read = read or (lambda c: c.at(_bidx(c, shape, idx)))
+    p = pred.at(_bidx(pred, shape, idx))
+    n = len(cases)
+    if pred.kind == "bool":
+        guards = [S.logical_not(p), p]
+    else:
+        guards = [S.integer_compare(p, Num(k), "<=" if k == 0 else ">=" if k == n - 1 else "==") for k in range(n)]
+        if n == 1:
+            guards = [Num(1)]
+    decided = [S.num_value(g) for g in guards]
+    if all(v is not None for v in decided):  # never touch another case (it may be a non-finite fill)
+        return read(cases[decided.index(1)])
+    out = Num(0)
+    for g, c in zip(guards, cases):
+        if S.num_value(g) != 0:
+            out = S.add(out, S.mul(g, read(c)))
+    return out
+
+
 def _select_n(ctx, eqn, pred, *cases):
     shape, kind = _out(ctx, eqn)
+    if len(cases) == 2 and pred.kind == "bool":
+        def entry(idx):
+            p = pred.at(_bidx(pred, shape, idx))
+            if S.num_value(p) is not None:
+                c = cases[int(S.num_value(p))]
+                return c.at(_bidx(c, shape, idx))
+            return S.select(p, *[c.at(_bidx(c, shape, idx)) for c in cases])
+        return Tensor(shape, entry, kind)
+    return Tensor(shape, lambda idx: _select_entry(pred, cases, shape, idx), kind)
 
-    def entry(idx):
-        p = pred.at(_bidx(pred, shape, idx))
-        v = S.num_value(p)
-        if v is not None:  # decided: never touch the other branch (it may be a NaN fill)
-            c = cases[int(v)]
-            return c.at(_bidx(c, shape, idx))
-        vals = [c.at(_bidx(c, shape, idx)) for c in cases]
-        if len(cases) == 2:
-            return S.select(p, vals[0], vals[1])
-        out = Num(0)
-        for k, val in enumerate(vals):
-            out = S.add(out, S.mul(S.compare(p, Num(k), "=="), val))
-        return out
-    return Tensor(shape, entry, kind)
+
+# -- casts -------------------------------------------------------------------------------------
+
+def _narrower(src, dst) -> bool:
+    """Whether float dtype ``dst`` loses precision or range against ``src``."""
+    a, b = _finfo(src), _finfo(dst)
+    return b.nmant < a.nmant or b.maxexp < a.maxexp or b.minexp > a.minexp
+
+
+def _finfo(dt):
+    import jax.numpy as jnp
+    return jnp.finfo(dt)
 
 
 @rule("convert_element_type")
 def _convert(ctx, eqn, x):
+    """Exact conversions are the identity on values: widening casts, bool to numbers,
+    integers to a float that holds them, an integer-valued real to an integer. A narrowing
+    float cast is the identity *by assumption* (recorded); an integer cast that may not
+    fit its target states that it fits; a real to an integer (truncation) is refused unless
+    the value is an integer."""
     shape, kind = _out(ctx, eqn)
+    src, dst = _dtype(eqn, out=False), _dtype(eqn)
+    where = _where(eqn)
     if kind == "float0":
         return scalar_const(0, shape, "real")
-    if kind == "int" and x.kind == "real":
+    fx = facts(ctx, x)
+    if kind == "bool":
+        if x.kind == "bool":
+            return Tensor(shape, x.at, kind, const=x.const)
+        _accept(ctx, [x], FINITE, "a conversion to bool maps NaN to True")
+        how = _how(ctx, x)
+        return Tensor(shape, lambda idx: _compare(x.at(idx), Num(0), "!=", how), kind)
+    if x.kind == "bool":
+        return _note(ctx, Tensor(shape, x.at, kind, const=x.const), Facts(FINITE, "nonneg", True))
+    if kind == "int":
+        if x.kind == "real":
+            _accept(ctx, [x], FINITE, "a conversion to an integer maps NaN and infinities to fixed integers")
+            integral = fx.integral
+
+            def entry(idx):
+                t = x.at(idx)
+                if not integral and S.int_poly(t) is None:
+                    raise JaxprImportError(f"conversion of a real value to {dst} (truncation toward zero) is not "
+                                           "supported")
+                return t
+            return Tensor(shape, entry, kind)
+        # integer to integer: exact when it fits
+        wider = dst.kind == src.kind and _bits(dst) >= _bits(src) or (src.kind == "u" and dst.kind == "i"
+                                                                        and _bits(dst) > _bits(src))
+        if wider:
+            return Tensor(shape, x.at, kind, const=x.const)
+        note = f"the integers converted to {dst} at {where} fit its range"
+
         def entry(idx):
             t = x.at(idx)
-            if S.int_poly(t) is None:
-                raise JaxprImportError("conversion of a real value to an integer (rounding) is not supported")
+            p = S.int_poly(t)
+            if p is None or (dst.kind == "u" and not nonneg(p)):
+                _assume(ctx, note)
             return t
-        return Tensor(shape, entry, kind)
-    if kind == "bool" and x.kind != "bool":
-        return Tensor(shape, lambda idx: S.compare(x.at(idx), Num(0), "!="), kind)
+        return Tensor(shape, entry, kind, const=x.const)
+    # to a float
+    if x.kind == "int":
+        exact = _bits(src) - (src.kind == "i") <= _finfo(dst).nmant + 1
+        note = f"the integers converted to {dst} at {where} are exact in it (magnitude at most 2^{_finfo(dst).nmant + 1})"
+
+        def entry(idx):
+            t = x.at(idx)
+            if not exact and S.int_poly(t) is None:
+                _assume(ctx, note)
+            return t
+        return _note(ctx, Tensor(shape, entry, kind, const=x.const), Facts(FINITE, fx.sign, True))
+    if _narrower(src, dst):
+        _assume(ctx, f"computes in {dst} at {where}; the claim is about exact reals")
     out = Tensor(shape, x.at, kind, const=x.const)
-    return out
+    return _note(ctx, out, Facts(fx.risk, fx.sign, fx.integral, fx.origin, lambda: finite(ctx, x)), (x,))
+
+
+@rule("reduce_precision")
+def _reduce_precision(ctx, eqn, x):
+    """Rounding to fewer exponent or mantissa bits: the identity by assumption (recorded)."""
+    dt = _finfo(_dtype(eqn))
+    e, m = eqn.params["exponent_bits"], eqn.params["mantissa_bits"]
+    if m < dt.nmant or e < dt.nexp:
+        _assume(ctx, f"computes with {e} exponent and {m} mantissa bits at {_where(eqn)}; the claim is about "
+                     "exact reals")
+    return x
+
+
+@rule("stop_gradient", "copy", "sharding_constraint", "optimization_barrier")
+def _identity(ctx, eqn, *ins):
+    """The value passes unchanged. ``stop_gradient`` too: the claim is about the function
+    the primal computes, whatever JAX's autodiff would make of it."""
+    return list(ins)
+
+
+@rule("is_finite")
+def _is_finite(ctx, eqn, x):
+    """``[x is finite]``: 1 for a value that is finite for every finite argument, else the
+    exact indicator built from the domains of the partial operations it went through
+    (``log`` needs a positive argument, a division a non-zero divisor, ...)."""
+    shape, kind = _out(ctx, eqn)
+    if type(ctx) is not Importer and x not in _table(ctx) and x.const is None:
+        raise JaxprImportError("is_finite of a value whose origin this importer does not track is not supported")
+    fin = finite(ctx, x)
+    return _note(ctx, Tensor(shape, fin.at, "bool", const=fin.const), Facts(sign="nonneg", integral=True), (x,))
 
 
 @rule("dim_as_value")
 def _dim_as_value(ctx, eqn):
     shape, kind = _out(ctx, eqn)
     t = S.int_value(dim_poly(eqn.params["dim"]))
-    return Tensor(shape, lambda idx: t, kind)
+    return _note(ctx, Tensor(shape, lambda idx: t, kind), Facts(FINITE, "pos", True))
 
 
 @rule("iota")
 def _iota(ctx, eqn):
     shape, kind = _out(ctx, eqn)
     dim = eqn.params["dimension"]
-    return Tensor(shape, lambda idx: S.int_value(idx[dim]), kind)
+    return _note(ctx, Tensor(shape, lambda idx: S.int_value(idx[dim]), kind), Facts(FINITE, "nonneg", True))
+
+
+# -- how facts flow through rules that move or sum entries --------------------------------------
+
+def structural(data=None):
+    """A rule that moves entries (each output entry is one operand entry, a constant or a
+    selection among them): facts follow its data operands (``data(n)``: their positions;
+    all by default; index operands such as start indices are not data), and the output's
+    finiteness is the rule itself applied to the operands' finiteness."""
+    def deco(f):
+        def apply(ctx, eqn, *ins):
+            outs = f(ctx, eqn, *ins)
+            lst = [outs] if isinstance(outs, Tensor) else list(outs)
+            pos = list(data(len(ins))) if data else list(range(len(ins)))
+            fs = [facts(ctx, ins[p]) for p in pos]
+            risk = max((x.risk for x in fs), default=FINITE)
+            origin = max(fs, key=lambda x: x.risk).origin if fs else ""
+            rerun: dict = {}
+
+            def fin(k):
+                if "outs" not in rerun:
+                    new = list(ins)
+                    for p in pos:
+                        new[p] = finite(ctx, ins[p])
+                    o = f(ctx, eqn, *new)
+                    rerun["outs"] = [o] if isinstance(o, Tensor) else list(o)
+                return rerun["outs"][k]
+            for k, t in enumerate(lst):
+                _note(ctx, t, Facts(risk, _join_sign(fs), bool(fs) and all(x.integral for x in fs), origin,
+                                    (lambda k=k: fin(k)) if risk else None), ins)
+            return outs
+        apply.__doc__ = f.__doc__
+        return apply
+    return deco
+
+
+def summing(sign=None):
+    """A rule whose entries are sums of (products of) operand entries: the output is
+    finite iff every summand is (inf - inf is NaN), that is iff ``sum (1 - [finite]) < 1/2``
+    over the same sums, read with each risky operand in turn replaced by its
+    non-finiteness and the others by ones. ``sign(facts, ins, eqn)`` gives the sign."""
+    def deco(f):
+        def apply(ctx, eqn, *ins):
+            out = f(ctx, eqn, *ins)
+            fs = [facts(ctx, t) for t in ins]
+            risk = max(x.risk for x in fs)
+            origin = max(fs, key=lambda x: x.risk).origin
+
+            def fin():
+                parts = []
+                for k, t in enumerate(ins):
+                    if facts(ctx, t).risk == FINITE:
+                        continue
+                    ft = finite(ctx, t)
+                    bad = Tensor(t.shape, lambda idx, ft=ft: S.logical_not(ft.at(idx)), "real")
+                    parts.append(f(ctx, eqn, *[bad if j == k else scalar_const(1, u.shape) for j, u in enumerate(ins)]))
+
+                def entry(idx):
+                    total = Num(0)
+                    for p in parts:
+                        total = S.add(total, p.at(idx))
+                    return RealCond(S.sub(total, Num(Fraction(1, 2))), "<")
+                return Tensor(out.shape, entry, "bool")
+            return _note(ctx, out, Facts(risk, sign(fs, ins, eqn) if sign else None, all(x.integral for x in fs),
+                                         origin, fin if risk else None), ins)
+        apply.__doc__ = f.__doc__
+        return apply
+    return deco
+
+
+def _sum_sign(fs, ins, eqn):
+    """A sum over non-empty ranges keeps its summands' sign."""
+    return _join_sign(fs)
+
+
+def _int_sum_check(ctx, eqn, kind, body):
+    """A sum of integer data states that it does not overflow."""
+    if kind == "int" and S.int_poly(body) is None:
+        _assume(ctx, f"integer arithmetic does not overflow {_dtype(eqn)} ({_where(eqn)})")
 
 
 # -- reductions -------------------------------------------------------------------------
@@ -266,7 +990,13 @@ def _reduced(x: Tensor, axes, idx):
     return tuple(full), bound
 
 
+def _nonempty(sizes) -> bool:
+    return all(nonneg(as_poly(s) - 1) for s in sizes)
+
+
 @rule("reduce_sum")
+@summing(lambda fs, ins, eqn: _join_sign(fs) if _nonempty(ins[0].shape[a] for a in eqn.params["axes"])
+         else ("nonneg" if _join_sign(fs) else None))
 def _reduce_sum(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     axes = set(eqn.params["axes"])
@@ -274,6 +1004,7 @@ def _reduce_sum(ctx, eqn, x):
     def entry(idx):
         full, bound = _reduced(x, axes, idx)
         body = x.at(full)
+        _int_sum_check(ctx, eqn, kind, body)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -282,6 +1013,7 @@ def _reduce_sum(ctx, eqn, x):
 
 def _reduce_extremum(kind_name):
     def apply(ctx, eqn, x):
+        _accept(ctx, [x], FINITE, f"reduce_{kind_name} maps -inf or inf entries to the others' extremum")
         shape, kind = _out(ctx, eqn)
         axes = set(eqn.params["axes"])
 
@@ -291,31 +1023,37 @@ def _reduce_extremum(kind_name):
             for v in reversed(bound):
                 body = ReduceMax(v, body, kind_name)
             return body
-        return Tensor(shape, entry, kind)
+        fx = facts(ctx, x)
+        return _note(ctx, Tensor(shape, entry, kind), Facts(FINITE, fx.sign, fx.integral))
     return apply
 
 
 RULES["reduce_max"] = _reduce_extremum("max")
 RULES["reduce_min"] = _reduce_extremum("min")
+RULES["reduce_or"] = _by_kind("reduce_or", boolean=_reduce_extremum("max"))
+RULES["reduce_and"] = _by_kind("reduce_and", boolean=_reduce_extremum("min"))
 
 
 def _arg_extremum(kind_name):
     def apply(ctx, eqn, x):
         """The first index where the extremum is attained:
-        ``sum_j j [x_j = m] [no q < j has x_q = m]`` with ``m`` the max (or min)."""
+        ``sum_j j [x_j = m] [no q < j has x_q = m]`` with ``m`` the max (or min); the count
+        of earlier hits is an integer, so "none" is ``[count < 1/2]``."""
+        _accept(ctx, [x], FINITE, f"arg{kind_name} ranks NaN and infinities")
         shape, kind = _out(ctx, eqn)
         (axis,) = eqn.params["axes"]
         rel = ">=" if kind_name == "max" else "<="
+        how = "real" if _how(ctx, x) == "real" else "int"
 
         def entry(idx):
             (full, (j,)) = _reduced(x, {axis}, idx)
             (full_q, (q,)) = _reduced(x, {axis}, idx)
             m = ReduceMax(j, x.at(full), kind_name)
-            attained = lambda pos: RealCond(S.sub(x.at(pos), m), rel)  # noqa: E731
+            attained = lambda pos: _compare(x.at(pos), m, rel, how)  # noqa: E731
             earlier = Sum(q, S.mul(IntCond(Poly.sym(q), "<", Poly.sym(j)), attained(full_q)))
-            first = RealCond(earlier, "<=")
+            first = RealCond(S.sub(earlier, Num(Fraction(1, 2))), "<")
             return Sum(j, S.mul(S.int_value(Poly.sym(j)), S.mul(attained(full), first)))
-        return Tensor(shape, entry, kind)
+        return _note(ctx, Tensor(shape, entry, kind), Facts(FINITE, "nonneg", True))
     return apply
 
 
@@ -324,6 +1062,7 @@ RULES["argmin"] = _arg_extremum("min")
 
 
 @rule("cumsum")
+@summing(_sum_sign)
 def _cumsum(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     axis, reverse = eqn.params["axis"], eqn.params.get("reverse", False)
@@ -331,14 +1070,20 @@ def _cumsum(ctx, eqn, x):
     def entry(idx):
         j, pj = _fresh(shape[axis])
         full = idx[:axis] + (pj,) + idx[axis + 1:]
+        body = x.at(full)
+        _int_sum_check(ctx, eqn, kind, body)
         keep = IntCond(pj, ">=" if reverse else "<=", idx[axis])
-        return Sum(j, S.mul(keep, x.at(full)))
+        return Sum(j, S.mul(keep, body))
     return Tensor(shape, entry, kind)
 
 
 # -- structure ------------------------------------------------------------------------------
 
+RULES["select_n"] = rule("select_n")(structural(lambda n: range(1, n))(_select_n))
+
+
 @rule("broadcast_in_dim")
+@structural()
 def _broadcast_in_dim(ctx, eqn, x, *dyn):
     if dyn:
         raise JaxprImportError("broadcast_in_dim with dynamic shapes is not supported")
@@ -380,6 +1125,7 @@ def _le(a: Poly, b: Poly) -> bool:
 
 
 @rule("reshape")
+@structural()
 def _reshape(ctx, eqn, x, *dyn):
     """Row-major reshape, group by group: a split reads ``x[a*m + b]``, a merge reads
     ``x[c // m, c % m]`` (digits of the position within the group)."""
@@ -406,6 +1152,7 @@ def _reshape(ctx, eqn, x, *dyn):
 
 
 @rule("transpose")
+@structural()
 def _transpose(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     perm = eqn.params["permutation"]
@@ -419,6 +1166,7 @@ def _transpose(ctx, eqn, x):
 
 
 @rule("squeeze")
+@structural()
 def _squeeze(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     dims = {d % len(x.shape) for d in eqn.params["dimensions"]}
@@ -429,14 +1177,8 @@ def _squeeze(ctx, eqn, x):
     return Tensor(shape, entry, kind, const=x.const)
 
 
-@rule("expand_dims")
-def _expand_dims(ctx, eqn, x):
-    shape, kind = _out(ctx, eqn)
-    dims = {d % len(shape) for d in eqn.params["dimensions"]}
-    return Tensor(shape, lambda idx: x.at(tuple(e for d, e in enumerate(idx) if d not in dims)), kind)
-
-
 @rule("rev")
+@structural()
 def _rev(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     dims = set(eqn.params["dimensions"])
@@ -444,36 +1186,8 @@ def _rev(ctx, eqn, x):
                                                 for d, (e, s) in enumerate(zip(idx, shape)))), kind)
 
 
-@rule("dot_general")
-def _dot_general(ctx, eqn, lhs, rhs):
-    """``out[B, L, R] = sum_C lhs[B, L, C] rhs[B, R, C]`` (batch, free, contracting dims)."""
-    shape, kind = _out(ctx, eqn)
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    lfree = [d for d in range(len(lhs.shape)) if d not in lc and d not in lb]
-    rfree = [d for d in range(len(rhs.shape)) if d not in rc and d not in rb]
-
-    def entry(idx):
-        nb, nl = len(lb), len(lfree)
-        li, ri = [None] * len(lhs.shape), [None] * len(rhs.shape)
-        for k, (a, b) in enumerate(zip(lb, rb)):
-            li[a] = ri[b] = idx[k]
-        for k, a in enumerate(lfree):
-            li[a] = idx[nb + k]
-        for k, b in enumerate(rfree):
-            ri[b] = idx[nb + nl + k]
-        bound = []
-        for a, b in zip(lc, rc):
-            v, p = _fresh(lhs.shape[a], "c")
-            li[a] = ri[b] = p
-            bound.append(v)
-        body = S.mul(lhs.at(tuple(li)), rhs.at(tuple(ri)))
-        for v in reversed(bound):
-            body = Sum(v, body)
-        return body
-    return Tensor(shape, entry, kind)
-
-
 @rule("slice")
+@structural()
 def _slice(ctx, eqn, x):
     shape, kind = _out(ctx, eqn)
     starts = [dim_poly(s) for s in eqn.params["start_indices"]]
@@ -482,19 +1196,8 @@ def _slice(ctx, eqn, x):
                   const=x.const)
 
 
-@rule("dynamic_slice")
-def _dynamic_slice(ctx, eqn, x, *starts):
-    shape, kind = _out(ctx, eqn)
-    polys = []
-    for s in starts:
-        p = S.int_poly(s.at(()))
-        if p is None:
-            raise JaxprImportError("dynamic_slice at a start that is not an integer expression of the sizes")
-        polys.append(p)
-    return Tensor(shape, lambda idx: x.at(tuple(s + e for s, e in zip(polys, idx))), kind)
-
-
 @rule("concatenate")
+@structural()
 def _concatenate(ctx, eqn, *xs):
     shape, kind = _out(ctx, eqn)
     axis = eqn.params["dimension"]
@@ -512,6 +1215,7 @@ def _concatenate(ctx, eqn, *xs):
 
 
 @rule("stack")
+@structural()
 def _stack(ctx, eqn, *xs):
     """``out[..., k, ...] = xs[k][...]``: a sum over the k of ``[idx == k] xs[k]``."""
     shape, kind = _out(ctx, eqn)
@@ -527,6 +1231,7 @@ def _stack(ctx, eqn, *xs):
 
 
 @rule("tile")
+@structural()
 def _tile(ctx, eqn, x):
     """``out[I] = x[I mod shape]``."""
     shape, kind = _out(ctx, eqn)
@@ -539,6 +1244,7 @@ def _tile(ctx, eqn, x):
 
 
 @rule("split")
+@structural()
 def _split(ctx, eqn, x):
     axis = eqn.params["axis"]
     outs, off = [], ZERO
@@ -551,6 +1257,7 @@ def _split(ctx, eqn, x):
 
 
 @rule("pad")
+@structural()
 def _pad(ctx, eqn, x, value):
     """``out[i] = x[(i - lo) / (interior + 1)]`` where that is an index of x, else the value.
 
@@ -597,41 +1304,224 @@ def _pad(ctx, eqn, x, value):
     return Tensor(shape, entry, kind)
 
 
-@rule("gather")
-def _gather(ctx, eqn, x, indices):
-    """XLA gather with start indices that are integer expressions of the sizes (what
-    ``x[:, 0]``, ``x[..., ::2]`` and friends trace to)."""
+
+
+# -- dynamic slices and gathers: start indices clamped as XLA clamps them --------------------------
+
+def _start_polys(starts, what):
+    out = []
+    for s in starts:
+        p = S.int_poly(s.at(()))
+        if p is None:
+            raise JaxprImportError(f"{what} at a start that is not an integer expression of the sizes (indexing by "
+                                   "data is not supported)")
+        out.append(p)
+    return out
+
+
+def _clamp_cases(starts, his):
+    """XLA clamps a start ``s`` into ``[0, hi]`` (``hi = n - size``): ``min(max(s, 0), hi)``.
+    The cases ``(guard, [clamped start per axis])``: one when the oracle decides where ``s``
+    lies, else three (``s < 0``, inside, ``s > hi``) under integer indicators."""
+    cases = [(Num(1), [])]
+    for s, hi in zip(starts, his):
+        if not nonneg(hi):
+            raise JaxprImportError(f"a slice wider than its operand for some sizes (start range [0, {hi}])")
+        if nonneg(s) and nonneg(hi - s):
+            opts = [(Num(1), s)]
+        elif nonneg(-s):
+            opts = [(Num(1), ZERO)]
+        elif nonneg(s - hi):
+            opts = [(Num(1), hi)]
+        else:
+            opts = [(S.int_compare(s, ZERO, "<"), ZERO),
+                    (S.mul(S.int_compare(s, ZERO, ">="), S.int_compare(s, hi, "<=")), s),
+                    (S.int_compare(s, hi, ">"), hi)]
+        cases = [(S.mul(g, h), cs + [c]) for g, cs in cases for h, c in opts if S.num_value(S.mul(g, h)) != 0]
+    return cases
+
+
+@rule("dynamic_slice")
+@structural(lambda n: [0])
+def _dynamic_slice(ctx, eqn, x, *starts):
+    """``out[I] = x[c + I]``, ``c = min(max(start, 0), n - size)`` per axis."""
     shape, kind = _out(ctx, eqn)
-    dn = eqn.params["dimension_numbers"]
+    polys = _start_polys(starts, "dynamic_slice")
+    cases = _clamp_cases(polys, [n - s for n, s in zip(x.shape, shape)])
+
+    def entry(idx):
+        out = Num(0)
+        for guard, cs in cases:
+            out = S.add(out, S.mul(guard, _read(x, [c + e for c, e in zip(cs, idx)])))
+        return out
+    return Tensor(shape, entry, kind)
+
+
+@rule("dynamic_update_slice")
+@structural(lambda n: [0, 1])
+def _dynamic_update_slice(ctx, eqn, x, update, *starts):
+    """``out[I] = update[I - c]`` where ``c <= I < c + size``, else ``x[I]``; ``c`` clamped
+    as in ``dynamic_slice``."""
+    shape, kind = _out(ctx, eqn)
+    polys = _start_polys(starts, "dynamic_update_slice")
+    cases = _clamp_cases(polys, [n - u for n, u in zip(x.shape, update.shape)])
+
+    def entry(idx):
+        out = Num(0)
+        for guard, cs in cases:
+            inside = Num(1)
+            for c, e, u in zip(cs, idx, update.shape):
+                inside = S.mul(inside, S.mul(S.int_compare(e, c, ">="), S.int_compare(e, c + u, "<")))
+            v = S.num_value(inside)
+            new = _read(update, [e - c for c, e in zip(cs, idx)]) if v != 0 else Num(0)
+            old = x.at(idx) if v != 1 else Num(0)
+            out = S.add(out, S.mul(guard, S.select(inside, old, new)))
+        return out
+    return Tensor(shape, entry, kind)
+
+
+def _gather_value(ctx, eqn, x, indices, fill):
+    """XLA gather at start indices that are integer expressions of the sizes (what
+    ``x[:, 0]``, ``x[..., ::2]`` and friends trace to). Modes: ``CLIP`` and
+    ``PROMISE_IN_BOUNDS`` clamp each start into ``[0, n - slice_size]`` (XLA's own
+    semantics); ``FILL_OR_DROP`` gives ``fill`` for a window not inside the operand."""
+    shape, kind = _out(ctx, eqn)
+    dn, p = eqn.params["dimension_numbers"], eqn.params
     if dn.operand_batching_dims or dn.start_indices_batching_dims:
         raise JaxprImportError("gather with batching dimensions is not supported")
+    mode = getattr(p.get("mode"), "name", str(p.get("mode")))
+    if mode not in ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP"):
+        raise JaxprImportError(f"gather in mode {mode} is not supported")
     offset_dims, collapsed, start_map = dn.offset_dims, set(dn.collapsed_slice_dims), dn.start_index_map
     batch_dims = [d for d in range(len(shape)) if d not in offset_dims]
     window_operand_dims = [d for d in range(len(x.shape)) if d not in collapsed]
+    sizes = [dim_poly(s) for s in p["slice_sizes"]]
 
     def entry(idx):
         g = tuple(idx[d] for d in batch_dims)
-        start = [ZERO] * len(x.shape)
-        for k, od in enumerate(start_map):
-            p = S.int_poly(indices.at(g + (Poly.const(k),)))
-            if p is None:
+        starts = []
+        for k in range(len(start_map)):
+            q = S.int_poly(indices.at(g + (Poly.const(k),)))
+            if q is None:
                 raise JaxprImportError("gather at indices that are not integer expressions of the sizes "
                                        "(indexing by data is not supported)")
-            start[od] = p
-        pos = list(start)
-        for od, d in zip(window_operand_dims, offset_dims):
-            pos[od] = pos[od] + idx[d]
-        return x.at(tuple(pos))
+            starts.append(q)
+        his = [x.shape[od] - sizes[od] for od in start_map]
+
+        def read(start):
+            pos = list(start)
+            for od, d in zip(window_operand_dims, offset_dims):
+                pos[od] = pos[od] + idx[d]
+            return _read(x, pos)
+        if mode == "FILL_OR_DROP":
+            inside = Num(1)
+            for q, hi in zip(starts, his):
+                inside = S.mul(inside, S.mul(S.int_compare(q, ZERO, ">="), S.int_compare(q, hi, "<=")))
+            start = [ZERO] * len(x.shape)
+            for od, q in zip(start_map, starts):
+                start[od] = q
+            v = S.num_value(inside)
+            if v == 1:
+                return read(start)
+            if fill is None:
+                raise JaxprImportError("gather (mode fill) at a start that may be out of bounds fills a value the "
+                                       "kernel cannot represent")
+            return S.add(S.mul(inside, read(start)) if v != 0 else Num(0), S.mul(S.logical_not(inside), fill))
+        out = Num(0)
+        for guard, cs in _clamp_cases(starts, his):
+            start = [ZERO] * len(x.shape)
+            for od, c in zip(start_map, cs):
+                start[od] = c
+            out = S.add(out, S.mul(guard, read(start)))
+        return out
     return Tensor(shape, entry, kind)
+
+
+@rule("gather")
+def _gather(ctx, eqn, x, indices):
+    shape, kind = _out(ctx, eqn)
+    fill_value = eqn.params.get("fill_value")
+    dt = _dtype(eqn)
+    if kind == "real":
+        fill = None if fill_value is None or not np.isfinite(fill_value) else S.number(fill_value)
+        fill_risk = FINITE if fill is not None else NAN if fill_value is None or fill_value != fill_value else INF
+    else:
+        if fill_value is None:
+            fill_value = 1 if kind == "bool" else np.iinfo(dt).min if dt.kind == "i" else np.iinfo(dt).max
+        fill, fill_risk = Num(int(fill_value)), FINITE
+    mode = getattr(eqn.params.get("mode"), "name", "")
+    out = _gather_value(ctx, eqn, x, indices, fill if fill_risk == FINITE else Num(0))
+    fx = facts(ctx, x)
+    risk = max(fx.risk, fill_risk if mode == "FILL_OR_DROP" else FINITE)
+    origin = fx.origin if fx.risk >= risk else f"the fill value of {_where(eqn)}"
+    return _note(ctx, out, Facts(risk, fx.sign if fill_risk == FINITE and mode != "FILL_OR_DROP" else None,
+                                 fx.integral, origin, (lambda: _gather_value(ctx, eqn, finite(ctx, x), indices, Num(0)))
+                                 if risk else None), (x, indices))
+
+
+def _accumulation(ctx, eqn):
+    """A ``preferred_element_type`` narrower than the operands computes in it: recorded."""
+    pet = eqn.params.get("preferred_element_type")
+    if pet is None:
+        return
+    src, dst = _dtype(eqn, out=False), np.dtype(pet)
+    if kind_of(src) == "real" and kind_of(dst) == "real" and _narrower(src, dst):
+        _assume(ctx, f"computes in {dst} at {_where(eqn)}; the claim is about exact reals")
+
+
+def _product_sign(fs, ins, eqn):
+    """A sum of products over a contraction: positive summands stay positive when every
+    contracted size is at least 1."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    s = _join_sign(fs)
+    return "nonneg" if s == "pos" and not _nonempty(ins[0].shape[a] for a in lc) else s
+
+
+@rule("dot_general")
+@summing(_product_sign)
+def _dot_general(ctx, eqn, lhs, rhs):
+    """``out[B, L, R] = sum_C lhs[B, L, C] rhs[B, R, C]`` (batch, free, contracting dims)."""
+    shape, kind = _out(ctx, eqn)
+    _accumulation(ctx, eqn)
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lfree = [d for d in range(len(lhs.shape)) if d not in lc and d not in lb]
+    rfree = [d for d in range(len(rhs.shape)) if d not in rc and d not in rb]
+
+    def entry(idx):
+        nb, nl = len(lb), len(lfree)
+        li, ri = [None] * len(lhs.shape), [None] * len(rhs.shape)
+        for k, (a, b) in enumerate(zip(lb, rb)):
+            li[a] = ri[b] = idx[k]
+        for k, a in enumerate(lfree):
+            li[a] = idx[nb + k]
+        for k, b in enumerate(rfree):
+            ri[b] = idx[nb + nl + k]
+        bound = []
+        for a, b in zip(lc, rc):
+            v, p = _fresh(lhs.shape[a], "c")
+            li[a] = ri[b] = p
+            bound.append(v)
+        body = S.mul(lhs.at(tuple(li)), rhs.at(tuple(ri)))
+        _int_sum_check(ctx, eqn, kind, body)
+        for v in reversed(bound):
+            body = Sum(v, body)
+        return body
+    return Tensor(shape, entry, kind)
+
 
 
 # -- convolution and pooling -------------------------------------------------------------------
 
 @rule("conv_general_dilated")
+@summing(lambda fs, ins, eqn: "nonneg" if _join_sign(fs) else None)
 def _conv(ctx, eqn, lhs, rhs):
     """``out[b, o, Y] = sum_{c, K} lhs[b, g(o) C' + c, Y s + K r - lo] rhs[o, c, K]`` with
-    ``C'`` the input features per group and ``g(o) = o // (O / groups)``."""
+    ``C'`` the input features per group and ``g(o) = o // (O / groups)``. The padding's
+    zeros times an infinite weight would be NaN, so a weight that may be non-finite is
+    refused."""
+    _accept(ctx, [rhs], FINITE, "padding zeros times an infinite weight are NaN")
     shape, kind = _out(ctx, eqn)
+    _accumulation(ctx, eqn)
     p = eqn.params
     if p.get("batch_group_count", 1) != 1:
         raise JaxprImportError("conv_general_dilated with batch_group_count > 1 is not supported")
@@ -666,6 +1556,7 @@ def _conv(ctx, eqn, lhs, rhs):
                     raise JaxprImportError("input dilation with padding is not supported")
             li[lspec[2 + k]] = pos
         body = S.mul(guard, S.mul(_read(lhs, li), rhs.at(tuple(ri))))
+        _int_sum_check(ctx, eqn, kind, body)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -683,6 +1574,7 @@ def _window(eqn, x, idx, ks):
 
 
 @rule("reduce_window_sum")
+@summing(lambda fs, ins, eqn: "nonneg" if _join_sign(fs) else None)
 def _window_sum(ctx, eqn, x):
     """Sum pooling (average pooling is this, divided): ``out[I] = sum_K x[I s + K - lo]``."""
     shape, kind = _out(ctx, eqn)
@@ -695,6 +1587,7 @@ def _window_sum(ctx, eqn, x):
             bound.append(v)
             ks.append(pv)
         body = _read(x, _window(eqn, x, idx, ks))
+        _int_sum_check(ctx, eqn, kind, body)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -707,6 +1600,7 @@ def _window_extremum(pick):
         ``sum_k v_k prod_{q<k} [v_k > v_q] prod_{q>k} [v_k >= v_q]``: exact, and
         differentiable off ties (the kink set)."""
         import itertools
+        _accept(ctx, [x], FINITE, f"{pick} pooling maps -inf or inf entries to the others' extremum")
         shape, kind = _out(ctx, eqn)
         dims = eqn.params["window_dimensions"]
         if any(not isinstance(w, int) for w in dims):
@@ -716,6 +1610,7 @@ def _window_extremum(pick):
             raise JaxprImportError("max/min pooling with padding is not supported (pad reads -inf)")
         offsets = list(itertools.product(*[range(w) for w in dims]))
         strict, loose = (">", ">=") if pick == "max" else ("<", "<=")
+        how = _how(ctx, x)
 
         def entry(idx):
             vals = [x.at(tuple(_window(eqn, x, idx, [Poly.const(k) for k in ks]))) for ks in offsets]
@@ -724,10 +1619,11 @@ def _window_extremum(pick):
                 w = Num(1)
                 for q, u in enumerate(vals):
                     if q != k:
-                        w = S.mul(w, S.real_compare(v, u, strict if q < k else loose))
+                        w = S.mul(w, _compare(v, u, strict if q < k else loose, how))
                 out = S.add(out, S.mul(v, w))
             return out
-        return Tensor(shape, entry, kind)
+        fx = facts(ctx, x)
+        return _note(ctx, Tensor(shape, entry, kind), Facts(FINITE, fx.sign, fx.integral))
     return apply
 
 
@@ -737,11 +1633,11 @@ RULES["reduce_window_min"] = _window_extremum("min")
 
 # -- calls: bodies are inlined --------------------------------------------------------------------
 
-@rule("jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
-      "remat", "checkpoint", "custom_lin")
+@rule("jit", "closed_call", "custom_jvp_call", "custom_vjp_call", "remat2")
 def _call(ctx, eqn, *ins):
     """A call's body is inlined: ``jax.nn.relu``, ``gelu``, ``softmax`` arrive wrapped in
-    these. For custom_jvp/custom_vjp calls the primal body is the function's meaning."""
+    these. For custom_jvp/custom_vjp calls the primal body is the function's meaning;
+    ``jax.checkpoint`` (``remat2``) computes its body. The body's values keep their facts."""
     p = eqn.params
     body = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
     if body is None:

@@ -13,7 +13,14 @@ Non-smooth operations become indicators, exact everywhere:
     max(a, b) = a [a - b > 0] + b [a - b <= 0],     |x| = x [x > 0] - x [x < 0],
 
 and a comparison of two integer expressions (iotas, sizes) is a kernel ``IntCond`` or
-``Delta``, decided on the spot when the arithmetic oracle can.
+``Delta``, decided on the spot when the arithmetic oracle can. A comparison of other
+integer-valued terms (integer data) is written ``[u >= 0]`` with ``u`` integer-valued, the
+form the kernel decides as an integer comparison; a comparison of booleans is logic
+(``[a == b] = ab + (1-a)(1-b)``), never an indicator of a real difference, whose "kink"
+``a - b = 0`` would hold on a set of positive measure.
+
+Bitwise operations on integer expressions are arithmetic: ``x & (2^k - 1)`` is the floor
+remainder ``x mod 2^k`` (two's complement), a shift right by ``k`` is ``x // 2^k``.
 """
 from __future__ import annotations
 
@@ -22,7 +29,13 @@ from fractions import Fraction
 import numpy as np
 
 from verigrad.kernel import Add, Delta, Func, IntCond, IntVal, Mul, Num, Pow, RealCond, Term
-from verigrad.kernel.sizes import Poly, as_poly, nonneg
+from verigrad.kernel.sizes import ZERO, Poly, as_poly, nonneg
+
+from .jaxpr import JaxprImportError
+
+
+class NonFiniteConstant(JaxprImportError, ValueError):
+    """A non-finite number where the kernel needs a term (the kernel's reals are finite)."""
 
 
 # -- exact constants --------------------------------------------------------------------
@@ -153,7 +166,7 @@ def number(v) -> Term:
         return Num(int(v))
     v = float(v)
     if not np.isfinite(v):
-        raise ValueError(f"non-finite constant {v}")
+        raise NonFiniteConstant(f"the non-finite constant {v} reaches a value the kernel must represent")
     if v != 0 and v != int(v):
         t = _closed_form(v)
         if t is not None:
@@ -318,6 +331,39 @@ def compare(a: Term, b: Term, rel: str) -> Term:
     return real_compare(a, b, rel)
 
 
+def integer_compare(a: Term, b: Term, rel: str) -> Term:
+    """``[a rel b]`` for integer-valued terms (integer data, sizes, indices): decided for
+    integer expressions, else ``[u >= 0]`` with ``u`` integer-valued (``a < b`` is
+    ``b - a - 1 >= 0``), which the kernel decides as an integer comparison."""
+    pa, pb = int_poly(a), int_poly(b)
+    if pa is not None and pb is not None:
+        return int_compare(pa, pb, rel)
+    d = sub(a, b)
+    v = num_value(d)
+    if v is not None:
+        return Num(int({"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0, "!=": v != 0}[rel]))
+    if rel in ("==", "!="):
+        eq = mul(RealCond(d, ">="), RealCond(neg(d), ">="))
+        return eq if rel == "==" else sub(Num(1), eq)
+    u = {"<": sub(neg(d), Num(1)), "<=": neg(d), ">": sub(d, Num(1)), ">=": d}[rel]
+    return RealCond(u, ">=")
+
+
+def bool_compare(a: Term, b: Term, rel: str) -> Term:
+    """``[a rel b]`` for 0/1-valued terms, by logic (False < True, as XLA orders booleans)."""
+    if rel == "==":
+        return add(mul(a, b), mul(logical_not(a), logical_not(b)))
+    if rel == "!=":
+        return logical_xor(a, b)
+    if rel == "<":
+        return mul(logical_not(a), b)
+    if rel == ">":
+        return mul(a, logical_not(b))
+    if rel == "<=":
+        return logical_or(logical_not(a), b)
+    return logical_or(a, logical_not(b))
+
+
 def logical_and(a, b):
     return mul(a, b)
 
@@ -328,6 +374,10 @@ def logical_or(a, b):
 
 def logical_not(a):
     return sub(Num(1), a)
+
+
+def logical_xor(a, b):
+    return sub(add(a, b), mul(Num(2), mul(a, b)))
 
 
 def select(pred: Term, on_false: Term, on_true: Term) -> Term:
@@ -366,6 +416,46 @@ def absolute(a: Term) -> Term:
     if v is not None:
         return Num(abs(v))
     return mul(a, sign(a))
+
+
+def int_maximum(a: Term, b: Term, pick: str = "max") -> Term:
+    """``max(a, b)`` (or ``min``) of integer-valued terms, by integer comparisons."""
+    first = integer_compare(a, b, ">" if pick == "max" else "<")
+    v = num_value(first)
+    if v is not None:
+        return a if v else b
+    return add(mul(a, first), mul(b, logical_not(first)))
+
+
+def int_sign(a: Term) -> Term:
+    """``sign(a)`` of an integer-valued term."""
+    return sub(integer_compare(a, Num(0), ">"), integer_compare(a, Num(0), "<"))
+
+
+# -- bitwise operations on integer expressions (two's complement, unbounded) ---------------
+
+def low_bits(p: Poly, k: int) -> Poly:
+    """``p mod 2^k`` (floor remainder, in ``[0, 2^k)``): the low k bits of ``p``."""
+    return ZERO if k == 0 else p % Poly.const(2 ** k)
+
+
+def and_const(p: Poly, c: int) -> Poly:
+    """``p & c`` for an integer constant ``c``, exact for every integer ``p`` in two's
+    complement: each run of set bits ``[lo, hi)`` of ``c >= 0`` contributes
+    ``(p mod 2^hi) - (p mod 2^lo)``; for ``c < 0``, ``p & c = p - (p & ~c)``."""
+    if c < 0:
+        return p - and_const(p, ~c)
+    out, b = ZERO, 0
+    while c >> b:
+        if (c >> b) & 1:
+            e = b
+            while (c >> e) & 1:
+                e += 1
+            out = out + low_bits(p, e) - low_bits(p, b)
+            b = e
+        else:
+            b += 1
+    return out
 
 
 def logistic(a: Term) -> Term:
