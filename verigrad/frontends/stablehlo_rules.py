@@ -326,6 +326,7 @@ _float_unary("stablehlo.tanh", lambda x: Func("tanh", (x,)), True)
 _float_unary("chlo.erf", lambda x: Func("erf", (x,)), True)
 _float_unary("chlo.erfc", lambda x: 1 - Func("erf", (x,)), True)
 _float_unary("stablehlo.logistic", lambda x: Pow(1 + Func("exp", (-x,)), -1), True)
+_float_unary("chlo.square", lambda x: x * x, False)
 
 
 def _neg_info(op, i):
@@ -351,14 +352,6 @@ def _sign_info(op, i):
 rule("stablehlo.negate", info=_neg_info)(lambda op, x: -x)
 rule("stablehlo.abs", info=_abs_info)(lambda op, x: x * indicator(x, ">") - x * indicator(x, "<"))
 rule("stablehlo.sign", info=_sign_info)(lambda op, x: indicator(x, ">") - indicator(x, "<"))
-
-
-def _square_info(op, i):
-    return _corners(i, i, lambda a, b: a * b) if i.bounded and (i.lo >= 0 or i.hi <= 0) else \
-        ints(0, max(i.lo * i.lo, i.hi * i.hi)) if i.bounded else UNKNOWN
-
-
-rule("chlo.square", info=_square_info)(lambda op, x: x * x)
 
 
 def _not_info(op, i):
