@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verigrad.certify.evaluate import evaluate
-from .stablehlo import Imported, import_module, parse
+from .stablehlo import INT_RANGE, Imported, import_module, parse
 
 
 class TranslationMismatch(AssertionError):
@@ -26,7 +26,7 @@ class TranslationMismatch(AssertionError):
 @dataclass
 class ResultCheck:
     name: str
-    max_error: float      # max |xla - terms| / (1 + max |xla|)
+    max_error: float      # max |xla - terms| / (1 + max |xla|) (floats), 0 or inf (integers)
     index: tuple
     expected: float       # XLA's value at ``index``
     got: float            # the terms' value there
@@ -46,14 +46,21 @@ TOLERANCE = 1e-4
 def random_inputs(imported: Imported, seed: int = 0, positive=()) -> list:
     """One random array per argument, of its dtype: standard normal floats (``|N| +
     0.1`` for the arguments named in ``positive``: second moments, learning rates,
-    masks), small non-negative integers, random booleans."""
+    masks), integers anywhere in their type's range (small ones, negative ones and the
+    extremes among them: the importer models every value of the type or refuses),
+    random booleans."""
     rng = np.random.default_rng(seed)
     out = []
     for var, spec in zip(imported.inputs, imported.signature.inputs):
         if spec.dtype == "i1":
             x = rng.random(spec.shape) < 0.5
         elif not spec.is_float:
-            x = rng.integers(0, 4, spec.shape)
+            lo, hi = INT_RANGE[spec.dtype]
+            small = rng.integers(max(lo, -8), min(hi, 8), spec.shape, endpoint=True)
+            wide = rng.integers(lo, hi, spec.shape, endpoint=True, dtype=spec.np_dtype)
+            extreme = np.where(rng.random(spec.shape) < 0.5, lo, hi)
+            pick = rng.random(spec.shape)
+            x = np.where(pick < 0.5, small, np.where(pick < 0.8, wide, extreme)).astype(spec.np_dtype)
         else:
             x = rng.standard_normal(spec.shape)
             if var.name in positive:
@@ -80,11 +87,14 @@ def validate(source, imported: Imported | None = None, seed: int = 0, positive=(
     values = {v: np.asarray(x, dtype=np.float64) for v, x in zip(imported.inputs, inputs)}
     values.update(imported.constants)
     checks = []
-    for name, term, want in zip(imported.result_names, imported.results, expected):
+    for name, term, want, spec in zip(imported.result_names, imported.results, expected, imported.signature.outputs):
         got = np.asarray(evaluate(term, {}, values), dtype=np.float64)
         want = np.asarray(want, dtype=np.float64)
-        err = np.abs(got - want) / (1.0 + np.max(np.abs(want), initial=0.0))
-        err = np.where(np.isnan(err), np.inf, err)
+        if spec.is_float:
+            err = np.abs(got - want) / (1.0 + np.max(np.abs(want), initial=0.0))
+            err = np.where(np.isnan(err), np.inf, err)
+        else:                               # integers and booleans: exactly
+            err = np.where(got == want, 0.0, np.inf)
         k = np.unravel_index(int(np.argmax(err)), err.shape) if err.size else ()
         checks.append(ResultCheck(name, float(err[k]) if err.size else 0.0, tuple(int(i) for i in k),
                                   float(want[k]) if err.size else 0.0, float(got[k]) if err.size else 0.0))
