@@ -24,13 +24,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from verigrad.frontends.jaxpr import ArgSpec, JaxprImportError
+from verigrad.frontends.jaxpr import ArgSpec, JaxprImportError, SizeBranchError
 from verigrad.kernel import Failure, KernelError, Theorem, prove_equal
 from . import counterexample
 from .certificate import Certificate, Counterexample, combine_status
 from .obligations import BadInput, from_custom_vjp, from_pair
 from .specs import parse_spec
-from .validate import confirm, validate
+from .validate import confirm, plan_for, validate
 
 
 class Timeout(Exception):
@@ -66,7 +66,10 @@ def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None 
     specs, statics = _specs(shapes)
     t0 = time.perf_counter()
     _step(progress, "tracing and importing")
-    ob = from_custom_vjp(fn, specs, statics, name)
+    try:
+        ob = from_custom_vjp(fn, specs, statics, name)
+    except SizeBranchError as e:
+        return _size_branch(name or getattr(fn, "__name__", None) or "f", specs, e, t0)
     return _decide(ob, t0, timeout, progress)
 
 
@@ -79,8 +82,22 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
         raise BadInput(f"certify_vjp takes shapes only; {', '.join(statics)} given values")
     t0 = time.perf_counter()
     _step(progress, "tracing and importing")
-    ob = from_pair(forward, backward, specs, name)
+    try:
+        ob = from_pair(forward, backward, specs, name)
+    except SizeBranchError as e:
+        return _size_branch(name or getattr(forward, "__name__", "forward"), specs, e, t0)
     return _decide(ob, t0, timeout, progress)
+
+
+def _size_branch(name: str, specs: dict, e: SizeBranchError, t0: float) -> VjpCertificate:
+    """UNKNOWN: the code branches on a symbolic size, so no import holds for every size."""
+    what = "bwd(x, dy)[{}] = J^T dy"
+    wrt = {a: Certificate(a, "UNKNOWN", what.format(a), detail=str(e)) for a, s in specs.items() if s.kind == "real"}
+    return VjpCertificate(
+        name, "UNKNOWN", f"custom backward of {name} = J^T dy for all sizes", wrt=wrt,
+        detail=str(e), seconds=time.perf_counter() - t0,
+        sizes={s.name: ",".join(s.dims) for s in specs.values()},
+        validation=f"not run: {e}", timings={"import": time.perf_counter() - t0, "validation": 0.0, "claims": 0.0})
 
 
 def _specs(shapes: dict):
@@ -134,6 +151,7 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
     t_import = time.perf_counter()
     _step(progress, "checking the import against JAX")
     problem = validate(ob)
+    summary = getattr(ob, "validation_summary", "") or "not validated"
     t_valid = time.perf_counter()
     claims = [(f"forward output {k}", f"fwd(x)[{k}] = {ob.name}(x)[{k}]", fo.term(), p.term())
               for k, (fo, p) in enumerate(zip(ob.fwd_out or [], ob.primal))]
@@ -164,7 +182,7 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
         evidence=evidence, seconds=time.perf_counter() - t0, detail=detail,
         sizes={s.name: ",".join(s.dims) for s, _ in ob.args},
         forward=forward, assumptions=list(ob.assumptions),
-        validation="FAILED: " + problem if problem else "agrees with JAX at two random size assignments",
+        validation="FAILED: " + problem if problem else summary,
         timings={"import": t_import - t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
 
 
@@ -196,9 +214,17 @@ def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
             return None
         return Counterexample(candidate.sizes, label, candidate.index, exp, got_v, candidate.inputs_seed)
 
+    every = [v for _, v in ob.args] + list(ob.cots)
+
+    def sampler(variables, sizes, kind, rng):
+        """The domain's draws (integer arguments, one-hot models, compared constants)."""
+        return ob.domain.draw(set(variables) | set(every), sizes, kind, rng)
+
     try:
         with _deadline(deadline):
-            found = counterexample.search(got, expected, label, prepare=ob.domain.fix, accept=confirmed)
+            sizes = counterexample.size_assignments([got, expected])
+            sizes += [sz for sz in plan_for(ob) if sz not in sizes]
+            found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed)
     except Timeout:
         return Certificate(label, "UNKNOWN", what, detail=f"not proved ({res.reason}); timed out in the search",
                            seconds=time.perf_counter() - t0)

@@ -1,11 +1,17 @@
-"""Counterexample search (untrusted): concrete sizes, random float64 inputs.
+"""Counterexample search (untrusted): adversarial sizes and inputs, float64.
 
-A claim ``lhs = rhs`` that the kernel did not prove is evaluated at concrete sizes
-(each size symbol from its lower bound to three above it, fewest elements first) and
-random inputs. The side with derivatives is evaluated from the kernel's normal form
-(the exact symbolic derivative) and cross-checked by finite differences, so a correct
-backward is never refuted by a numerical artefact: when the two evaluations of the
-expected side disagree, the search reports nothing rather than a doubtful refutation.
+A claim ``lhs = rhs`` that the kernel did not prove is evaluated at concrete sizes (the
+adversarial assignments of ``verigrad.certify.inputs.size_plan`` together with every
+symbol from its lower bound to three above it, fewest elements first) and, at each, the
+input distributions of ``inputs.DRAWS`` (N(0, 1), N(0, 10), all positive, all negative,
+values straddling the constants the claim compares against, a mix), seeded from the
+sizes and the distribution's name: the same claim gives the same counterexample in every
+process. All distributions of one assignment are evaluated together (a batch axis).
+
+The side with derivatives is evaluated from the kernel's normal form (the exact symbolic
+derivative) and cross-checked by finite differences, so a correct backward is never
+refuted by a numerical artefact: when the two evaluations of the expected side
+disagree, the search reports nothing rather than a doubtful refutation.
 """
 from __future__ import annotations
 
@@ -15,9 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from verigrad.kernel import NotDifferentiable, Term
+from verigrad.kernel import terms as T
 from verigrad.certify.normal_form import normal_form
 from .certificate import Counterexample
-from .evaluate import EvalError, concrete_shape, evaluate, random_values
+from .evaluate import EvalError, concrete_shape, evaluate, evaluate_many
+from .inputs import DRAWS, generic_values, seed_for, size_plan
 
 REL_TOL = 1e-6
 
@@ -31,14 +39,7 @@ class Evidence:
         return f"{self.points} random points agree (largest relative difference {self.max_rel_diff:.2g})"
 
 
-def size_assignments(terms, span: int = 4, limit: int = 40):
-    """Concrete size assignments, fewest elements first."""
-    syms = set()
-    for t in terms:
-        syms |= set(t.sizes)
-    syms = sorted(syms, key=lambda s: s.name)
-    combos = [dict(zip(syms, vals)) for vals in itertools.product(*[range(s.lower, s.lower + span) for s in syms])]
-
+def _elements(terms):
     def elements(sz):
         total = 0
         for t in terms:
@@ -46,9 +47,79 @@ def size_assignments(terms, span: int = 4, limit: int = 40):
                 if hasattr(v, "shape"):
                     total += int(np.prod(concrete_shape(v.shape, sz))) if v.shape else 1
         return total
+    return elements
 
-    combos.sort(key=lambda sz: (elements(sz), sorted((s.name, v) for s, v in sz.items())))
-    return combos[:limit]
+
+def size_assignments(terms, span: int = 4, limit: int = 40, adversarial: bool = True):
+    """Concrete size assignments, fewest elements first: every symbol from its lower bound
+    to ``span - 1`` above it (at most ``limit`` of those), and the adversarial plan."""
+    syms = set()
+    for t in terms:
+        syms |= set(t.sizes)
+    syms = sorted(syms, key=lambda s: s.name)
+    elements = _elements(terms)
+    combos = [dict(zip(syms, vals)) for vals in itertools.product(*[range(s.lower, s.lower + span) for s in syms])]
+    key = lambda sz: (elements(sz), sorted((s.name, v) for s, v in sz.items()))  # noqa: E731
+    combos.sort(key=key)
+    combos = combos[:limit]
+    if adversarial:
+        for sz in size_plan(syms, elements):
+            if sz not in combos:
+                combos.append(sz)
+        combos.sort(key=key)
+    return combos
+
+
+def term_thresholds(terms) -> tuple:
+    """Where the comparisons of ``terms`` flip for an input entry: ``c`` of each
+    ``[a * x[..] + b > 0]`` with ``x`` a variable (``c = -b / a``), and 0."""
+    found, seen = {0.0}, set()
+    stack = list(terms)
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or not isinstance(t, T.Term):
+            continue
+        seen.add(id(t))
+        if isinstance(t, T.RealCond):
+            f = _affine(t.t)
+            if f is not None and f[0] != 0:
+                found.add(-f[1] / f[0])
+        for a in t._args:
+            if isinstance(a, T.Term):
+                stack.append(a)
+            elif isinstance(a, tuple):
+                stack.extend(b for b in a if isinstance(b, T.Term))
+    return tuple(sorted(x for x in found if np.isfinite(x) and abs(x) < 1e8))
+
+
+def _affine(t):
+    """``(a, b)`` when ``t`` is ``a * (one variable entry) + b`` with numbers a, b."""
+    if isinstance(t, T.Num):
+        return (0.0, float(t.value))
+    if isinstance(t, (T.Var, T.Index)) and (isinstance(t, T.Var) or isinstance(t.base, T.Var)):
+        return (1.0, 0.0)
+    if isinstance(t, T.Named):
+        return _affine(t.body)
+    if isinstance(t, T.Add):
+        a = b = 0.0
+        for u in t.terms:
+            f = _affine(u)
+            if f is None:
+                return None
+            a, b = a + f[0], b + f[1]
+        return (a, b)
+    if isinstance(t, T.Mul):
+        c, var = 1.0, None
+        for u in t.terms:
+            f = _affine(u)
+            if f is None or (f[0] != 0 and var is not None):
+                return None
+            if f[0] != 0:
+                var = f
+            else:
+                c *= f[1]
+        return (var[0] * c, var[1] * c) if var is not None else (0.0, c)
+    return None
 
 
 def _rel(a: np.ndarray, b: np.ndarray, floor: float = 1e-6) -> np.ndarray:
@@ -59,33 +130,52 @@ def _rel(a: np.ndarray, b: np.ndarray, floor: float = 1e-6) -> np.ndarray:
 
 
 def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict | None = None,
-           functions: dict | None = None, prepare=None, accept=None):
+           functions: dict | None = None, prepare=None, accept=None, sizes=None, sampler=None,
+           kinds=DRAWS):
     """A Counterexample to ``got = expected``, or Evidence that none was found.
 
-    ``prepare(values, sizes, rng)``, if given, adjusts each draw of inputs in place (integer
-    arguments take integer values, one-hot variables agree with their labels).
+    ``sizes`` (optional) are the size assignments to try (default ``size_assignments``);
+    ``sampler(variables, sizes, kind, rng)`` (optional) draws the inputs of one
+    distribution (default: by the variables' facts, straddling the claim's own
+    comparisons). ``prepare(values, sizes, rng)``, if given, adjusts each draw in place.
     ``accept(counterexample, values, sizes)``, if given, confirms a candidate independently
-    and returns the counterexample to report, or None to keep searching."""
+    and returns the counterexample to report, or None to keep searching. (``seeds`` is
+    kept for callers of the former search; the distributions replace it.)"""
     try:
         exact = normal_form(expected)
     except NotDifferentiable:
         exact = None
+    variables = set(got.atoms) | set(expected.atoms)
+    if sampler is None:
+        ts = term_thresholds([got, expected])
+
+        def sampler(vs, sz, kind, rng):
+            return generic_values(vs, sz, kind, rng, ts)
     points, worst = 0, 0.0
-    for sizes in size_assignments([got, expected]):
-        for seed in seeds:
-            rng = np.random.default_rng(seed)
-            values = random_values(set(got.atoms) | set(expected.atoms), sizes, rng)
+    for sz in (sizes if sizes is not None else size_assignments([got, expected])):
+        draws = []
+        for kind in kinds:
+            rng = np.random.default_rng(seed_for(kind, sz))
+            values = sampler(variables, sz, kind, rng)
             values.update(fixed or {})
             if prepare is not None:
-                prepare(values, sizes, rng)
-            try:
-                g = np.asarray(evaluate(got, sizes, values, functions))
+                prepare(values, sz, rng)
+            draws.append(values)
+        B = len(draws)
+        shared = [v for v in draws[0] if all(v in d for d in draws)]
+        batched = {v: np.stack([np.broadcast_to(np.asarray(d[v], dtype=np.float64), np.shape(draws[0][v]))
+                                for d in draws]) for v in shared}
+        try:
+            with np.errstate(all="ignore"):
                 if exact is not None:
-                    e, e_fd = np.asarray(evaluate(exact, sizes, values, functions)), None
+                    g_all, e_all = evaluate_many([got, exact], sz, batched, functions, batch=B)
                 else:
-                    e = e_fd = np.asarray(evaluate(expected, sizes, values, functions))
-            except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError):
-                continue
+                    g_all, e_all = evaluate_many([got, expected], sz, batched, functions, batch=B)
+        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+            continue
+        for j in range(B):
+            g, e = np.asarray(g_all[j]), np.asarray(e_all[j])
+            e_fd = None if exact is not None else e
             if not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
                 continue
             # With finite differences alone (no exact derivative), an entry that is 0 reads
@@ -98,21 +188,24 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
             if float(rel[pos] if rel.shape else rel) <= REL_TOL:
                 points += 1
                 worst = max(worst, float(rel[pos]) if rel.shape else float(rel))
-            else:
-                # The expected side must agree with its finite-difference evaluation
-                # (computed only now: finite differences of a forward are the slow part).
-                if e_fd is None:
-                    try:
-                        e_fd = np.asarray(evaluate(expected, sizes, values, functions))
-                    except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError):
-                        continue
-                if float(np.max(_rel(e, e_fd))) > 1e-4:
+                continue
+            # The expected side must agree with its finite-difference evaluation
+            # (computed only now: finite differences of a forward are the slow part).
+            if e_fd is None:
+                try:
+                    with np.errstate(all="ignore"):
+                        e_fd = np.asarray(evaluate(expected, sz, draws[j], functions))
+                except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError):
                     continue
-                found = Counterexample({s.name: v for s, v in sizes.items()}, argument,
-                                       tuple(int(i) for i in pos), float(e[pos]), float(g[pos]), seed)
-                if accept is not None:
-                    found = accept(found, values, sizes)
-                    if found is None:
-                        continue
-                return found
+            with np.errstate(all="ignore"):
+                ok = np.isfinite(e_fd)     # finite differences mark unreliable entries NaN
+                if not (ok[pos] if np.ndim(ok) else ok) or float(np.max(_rel(e[ok], e_fd[ok]), initial=0.0)) > 1e-4:
+                    continue
+            found = Counterexample({s.name: v for s, v in sz.items()}, argument,
+                                   tuple(int(i) for i in pos), float(e[pos]), float(g[pos]), j)
+            if accept is not None:
+                found = accept(found, draws[j], sz)
+                if found is None:
+                    continue
+            return found
     return Evidence(points, worst)

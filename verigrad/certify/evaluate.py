@@ -49,28 +49,51 @@ def random_values(term_or_vars, sizes: dict, rng: np.random.Generator, scale: fl
     variable's facts say so)."""
     vars_ = term_or_vars.atoms if isinstance(term_or_vars, T.Term) else term_or_vars
     out = {}
-    for v in vars_:
-        if isinstance(v, T.Var):
-            shp = concrete_shape(v.shape, sizes)
-            x = rng.standard_normal(shp) * scale
-            if "positive" in v.facts or "nonneg" in v.facts:
-                x = np.abs(x) + 0.1
-            elif "nonzero" in v.facts:
-                x = np.where(np.abs(x) < 0.1, 0.5, x)
-            out[v] = np.asarray(x, dtype=np.float64)
+    # in name order: the draws must not depend on a set's (hash-seeded) iteration order
+    for v in sorted((v for v in vars_ if isinstance(v, T.Var)), key=lambda v: (v.name, v.skey)):
+        shp = concrete_shape(v.shape, sizes)
+        x = rng.standard_normal(shp) * scale
+        if "integer" in v.facts:       # integer data: integer values, negative ones included
+            x = np.round(x * 3)
+            if "positive" in v.facts:
+                x = np.abs(x) + 1
+            elif "nonneg" in v.facts:
+                x = np.abs(x)
+        elif "positive" in v.facts or "nonneg" in v.facts:
+            x = np.abs(x) + 0.1
+        elif "nonzero" in v.facts:
+            x = np.where(np.abs(x) < 0.1, 0.5, x)
+        out[v] = np.asarray(x, dtype=np.float64)
     return out
 
 
-def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None) -> np.ndarray:
+def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None,
+             batch: int | None = None) -> np.ndarray:
     """The value of ``t`` as an array of its concrete shape.
 
     ``sizes`` maps SizeSym -> int, ``values`` maps Var -> array, ``functions`` maps
     ScalarFn / TensorFn -> a Python callable on arrays (a TensorFn's also receives the
-    keyword ``out_shape``)."""
+    keyword ``out_shape``). With ``batch=B`` each value has a leading axis of B draws and
+    so has the result."""
+    return evaluate_many([t], sizes, values, functions, batch)[0]
+
+
+def evaluate_many(terms, sizes: dict, values: dict, functions: dict | None = None,
+                  batch: int | None = None) -> list:
+    """``[evaluate(t, ...) for t in terms]``, sharing the work on common subterms."""
     from .vectorized import Vectorized, supports
-    if supports(t):
-        return Vectorized(sizes, values).tensor(t)
-    return _Eval(sizes, values, functions or {}).tensor(t, {})
+    fast = Vectorized(sizes, values, batch)
+    out = []
+    for t in terms:
+        if supports(t):
+            out.append(fast.tensor(t))
+        elif batch is None:
+            out.append(_Eval(sizes, values, functions or {}).tensor(t, {}))
+        else:   # entry by entry, draw by draw
+            ev = [_Eval(sizes, {v: a[b] for v, a in values.items()}, functions or {}).tensor(t, {})
+                  for b in range(batch)]
+            out.append(np.stack([np.asarray(e, dtype=np.float64) for e in ev]))
+    return out
 
 
 class _Eval:
@@ -239,7 +262,7 @@ def _pow(x, e: Fraction):
     return np.where(ok, safe ** float(e), 0.0)
 
 
-__all__ = ["evaluate", "random_values", "concrete_shape", "max_difference", "EvalError"]
+__all__ = ["evaluate", "evaluate_many", "random_values", "concrete_shape", "max_difference", "EvalError"]
 _ = IndexVar
 
 

@@ -1,9 +1,20 @@
 """Translation validation and confirmation by JAX (untrusted; independent of the kernel).
 
 The importer is not trusted, so every import is checked against JAX itself: the imported
-terms are evaluated in float64 (``verigrad.certify.evaluate``) at two random concrete size
-assignments and random inputs, and compared with running the traced functions on the
-same arrays. A disagreement is an importer bug; the certificate then claims nothing.
+terms are evaluated in float64 (``verigrad.certify.evaluate``) and compared with XLA
+running the user's functions on the same arrays, at the adversarial sizes and inputs of
+``verigrad.certify.inputs``: at least eight size assignments (each size symbol through
+1, 2, 3, 5, 7 on its own, and one assignment in 11..13 within an element budget) times six
+input distributions (N(0, 1), N(0, 10), all positive, all negative, values straddling every
+constant the code compares against, a mix). A disagreement is an importer bug; the
+certificate then claims nothing.
+
+Cost: the functions are traced at every assignment's concrete shapes (so Python that
+depends on a size's value runs as it would for that size) inside one jitted program, so
+XLA compiles once per validation; each distribution is one call of that executable, and
+the imported terms are evaluated once per assignment for all distributions together
+(a batch axis). The validation of old, two small assignments with N(0, 1) inputs, stays
+available as the mode ``"two"`` (``validation_mode``), for benchmarks.
 
 A counterexample found on the imported terms is confirmed the same way before it is
 reported: the user's backward is run by JAX at the counterexample's inputs and compared
@@ -12,21 +23,53 @@ side touches the kernel or the importer, so a REFUTED certificate never rests on
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 import numpy as np
 
-from .evaluate import EvalError, evaluate
+from .evaluate import EvalError, concrete_shape, evaluate, evaluate_many
+from .inputs import DRAW_TEXT, DRAWS, describe_sizes, seed_for, size_plan
 
 TOL = 1e-7          # relative agreement required of an import (float64 on both sides)
 REFUTE_TOL = 1e-6   # relative difference that refutes (as ``counterexample.REL_TOL``)
 
 
 FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+# The XLA:CPU code generator without its newer fusion emitters, in one LLVM module: the
+# same HLO semantics, compiled two to three times faster (these programs are tiny).
+QUICK_COMPILE = {**FAST_COMPILE, "xla_cpu_use_fusion_emitters": False,
+                 "xla_cpu_parallel_codegen_split_count": 1}
+
+_MODE = {"mode": "adversarial"}
+
+
+@contextmanager
+def validation_mode(mode: str):
+    """``with validation_mode("two"):`` validates as before the adversarial sampling (two
+    small size assignments, N(0, 1) inputs): for benchmarks that compare the two."""
+    if mode not in ("adversarial", "two"):
+        raise ValueError(f"unknown validation mode {mode!r}")
+    old = _MODE["mode"]
+    _MODE["mode"] = mode
+    try:
+        yield
+    finally:
+        _MODE["mode"] = old
+
+
+@dataclass
+class Verdict:
+    """The outcome of translation validation: ``problem`` (None when the import agrees with
+    JAX everywhere it was run) and ``summary``, what was sampled."""
+    problem: str | None
+    summary: str
 
 
 _COMPILED: dict = {}   # (function, argument shapes and dtypes) -> compiled executable
 
 
-def _jax_call(fn, arrays, structs=None):
+def _jax_call(fn, arrays, structs=None, options=None):
     """Run ``fn`` on concrete arrays in float64, compiled whole (one XLA compile per shape
     instead of one per operation, and a quick one: these arrays are tiny).
 
@@ -43,14 +86,19 @@ def _jax_call(fn, arrays, structs=None):
                 exported = jax.export.export(jax.jit(fn))(*structs)
                 compiled = jax.jit(exported.call)
             else:
-                compiled = jax.jit(fn).lower(*arrays).compile(FAST_COMPILE)
+                compiled = jax.jit(fn).lower(*arrays).compile(options or QUICK_COMPILE)
             _COMPILED[key] = compiled
             if len(_COMPILED) > 256:
                 _COMPILED.pop(next(iter(_COMPILED)))
         out = compiled(*arrays)
-        leaves = jax.tree_util.tree_leaves(out)
-        return [np.asarray(x).astype(np.float64) if np.asarray(x).dtype.kind in "biuf" else np.asarray(x)
-                for x in leaves]
+        return _leaves(out)
+
+
+def _leaves(out):
+    import jax
+    leaves = jax.tree_util.tree_leaves(out)
+    return [np.asarray(x).astype(np.float64) if np.asarray(x).dtype.kind in "biuf" else np.asarray(x)
+            for x in leaves]
 
 
 def _close(a: np.ndarray, b: np.ndarray, tol: float = TOL) -> float:
@@ -64,7 +112,7 @@ def _close(a: np.ndarray, b: np.ndarray, tol: float = TOL) -> float:
 
 
 def size_draws(symbols, seeds=(0, 1)):
-    """Two concrete size assignments: small, different, reproducible."""
+    """Two concrete size assignments: small, different, reproducible (the old validation)."""
     out = []
     for seed in seeds:
         rng = np.random.default_rng(7919 + seed)
@@ -89,61 +137,228 @@ def _structs(ob, cots):
     return list(ob.structs) + [jax.ShapeDtypeStruct(o.shape, c.dtype) for o, c in zip(outs, cots)]
 
 
-def inputs(ob, sizes, rng):
+def _variables(ob) -> list:
+    return [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values())
+
+
+def inputs(ob, sizes, rng, kind: str = "N(0,1)"):
     """Values for every argument, cotangent and model variable; the JAX arrays."""
-    variables = [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values())
-    values = ob.domain.sample(variables, sizes, rng)
+    values = ob.domain.draw(_variables(ob), sizes, kind, rng)
     args = [ob.domain.jax_value(v, values[v]) for _, v in ob.args]
     cots = [np.asarray(values[c]) for c in ob.cots]
     return values, args, cots
 
 
-def validate(ob, seeds=(0, 1)) -> str | None:
-    """None when the imported terms agree with JAX, else a message naming the value."""
+def _checks(ob):
+    """``[(label, Tensor, position in the JAX outputs)]``: the imported outputs to compare."""
+    out = [(f"output {k} of {ob.name}", t, ("f", k)) for k, t in enumerate(ob.primal)]
+    n_out = len(ob.fwd_out) if ob.fwd_out is not None else 0
+    if ob.fwd_out is not None:
+        out += [(f"primal output {k} of the fwd rule", t, ("c", k)) for k, t in enumerate(ob.fwd_out)]
+    for j, (p, t) in enumerate(ob.returned):
+        if ob.cotangents.get(p) is t and t is not None:
+            out.append((f"the cotangent of {p}", t, ("c", n_out + j)))
+    return out
+
+
+def _elements(ob):
+    variables = [v for _, v in ob.args] + list(ob.cots)
+
+    def cost(sizes):
+        try:
+            return sum(int(np.prod(concrete_shape(v.shape, sizes))) for v in variables)
+        except EvalError:
+            return 0
+    return cost
+
+
+def _where(sizes) -> str:
+    return ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "scalar sizes"
+
+
+def validate(ob, seeds=None) -> str | None:
+    """None when the imported terms agree with JAX, else a message naming the value; what
+    was sampled is left in ``ob.validation_summary``. (``seeds`` is read only by the old
+    two-assignment mode.)"""
+    verdict = check(ob, seeds)
+    ob.validation_summary = verdict.summary
+    return verdict.problem
+
+
+def check(ob, seeds=None) -> Verdict:
+    """Translation validation of ``ob`` in the current mode (``validation_mode``)."""
+    if _MODE["mode"] == "two":
+        problem = _validate_two(ob, seeds or (0, 1))
+        return Verdict(problem, "agrees with JAX at two random size assignments")
+    return _validate_adversarial(ob)
+
+
+# -- the adversarial validation -----------------------------------------------------------
+
+def plan_for(ob) -> list:
+    """The size assignments validation (and the counterexample search) uses for ``ob``."""
+    return size_plan(_symbols(ob), _elements(ob))
+
+
+def _per_size_functions(ob, plan):
+    """For each assignment: ``(primal, combined)`` callable inside a jit at its shapes."""
+    import jax
+    at_sizes = getattr(ob, "at_sizes", None)
+    symbolic = getattr(ob, "symbolic_closure", False) and not at_sizes
+    fns = []
+    if symbolic:
+        # closes over symbolic dimensions: run the export made at the symbolic shapes
+        k = len(ob.args)
+        with jax.enable_x64(True):
+            structs = _structs(ob, [np.zeros((), np.float64) for _ in ob.cots])
+            exported = jax.export.export(jax.jit(lambda *a: (ob.primal_fn(*a[:k]), ob.combined_fn(*a))))(*structs)
+        return [("export", exported) for _ in plan]
+    for sizes in plan:
+        fns.append(("pair", at_sizes(sizes) if at_sizes else (ob.primal_fn, ob.combined_fn)))
+    return fns
+
+
+def _program(fns, k):
+    """One function running every assignment's functions on its own arguments."""
+    def run(*groups):
+        out = []
+        for (how, f), g in zip(fns, groups):
+            if how == "export":
+                out.append(f.call(*g))
+            else:
+                primal_fn, combined_fn = f
+                out.append((primal_fn(*g[:k]), combined_fn(*g)))
+        return out
+    return run
+
+
+def _validate_adversarial(ob) -> Verdict:
+    import jax
+    plan = plan_for(ob)
+    kinds = DRAWS
+    k = len(ob.args)
+    n_f = len(ob.primal)
+    checks = _checks(ob)
+    variables = _variables(ob)
+    # inputs: every assignment, every distribution
+    draws = []   # [assignment][kind] -> (values, jax arrays)
+    for sizes in plan:
+        row = []
+        for kind in kinds:
+            rng = np.random.default_rng(seed_for(kind, sizes))
+            values = ob.domain.draw(variables, sizes, kind, rng)
+            arrays = [ob.domain.jax_value(v, values[v]) for _, v in ob.args] + \
+                     [np.asarray(values[c], dtype=np.float64) for c in ob.cots]
+            row.append((values, arrays))
+        draws.append(row)
+    try:
+        fns = _per_size_functions(ob, plan)
+    except Exception as e:  # noqa: BLE001 - the functions cannot be built at these sizes
+        return Verdict(f"building {ob.name} at concrete sizes failed: {type(e).__name__}: {_first_line(e)}", "")
+    program = _program(fns, k)
+    first = [row[0][1] for row in draws]
+    with jax.enable_x64(True):
+        try:
+            compiled = jax.jit(program).lower(*first).compile(QUICK_COMPILE)
+        except Exception as e:  # noqa: BLE001 - find the assignment JAX cannot run, and say so
+            for sizes, f, row in zip(plan, fns, draws):
+                try:
+                    jax.jit(_program([f], k)).lower(row[0][1])
+                except Exception as e1:  # noqa: BLE001
+                    return Verdict(f"running {ob.name} with JAX at {_where(sizes)} failed: "
+                                   f"{type(e1).__name__}: {_first_line(e1)}", "")
+            return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
+        results = []   # [kind] -> [assignment] -> leaves
+        for j, kind in enumerate(kinds):
+            try:
+                out = compiled(*[row[j][1] for row in draws])
+            except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
+                return Verdict(f"running {ob.name} with JAX ({DRAW_TEXT[kind]} inputs) failed: "
+                               f"{type(e).__name__}: {_first_line(e)}", "")
+            results.append([_leaves(o) for o in out])
+    B = len(kinds)
+    for i, sizes in enumerate(plan):
+        where = _where(sizes)
+        batched = {v: np.stack([draws[i][j][0][v] for j in range(B)]) for v in draws[i][0][0]}
+        try:
+            got_all = evaluate_many([t.term() for _, t, _ in checks], sizes, batched, batch=B)
+        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
+            return Verdict(f"could not evaluate the imported terms at {where}: {e}", "")
+        for (label, _, (side, pos)), got_b in zip(checks, got_all):
+            for j, kind in enumerate(kinds):
+                leaves = results[j][i]
+                want = leaves[pos] if side == "f" else leaves[n_f + pos]
+                problem = _compare(label, got_b[j], want, f"{where} ({DRAW_TEXT[kind]} inputs)")
+                if problem:
+                    return Verdict(problem, "")
+    consts = sorted({t for v in ob.domain.thresholds.values() for t in v} | set(ob.domain.constants))
+    straddle = f"straddling {', '.join(f'{c:g}' for c in consts[:8])}{', ...' if len(consts) > 8 else ''}" \
+        if consts else "straddling 0"
+    texts = [DRAW_TEXT[k] if k != "straddle" else straddle for k in kinds]
+    summary = (f"agrees with JAX at {len(plan)} size assignments ({describe_sizes(plan) or 'no sizes'}), "
+               f"{len(kinds)} input distributions each ({', '.join(texts)})")
+    return Verdict(None, summary)
+
+
+def _first_line(e) -> str:
+    msg = str(e).strip().splitlines()
+    return msg[0] if msg else ""
+
+
+def _compare(label, got, want, where) -> str | None:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want)
+    if want.shape != got.shape:
+        return f"the imported {label} has shape {got.shape} at {where}, JAX gives {want.shape}"
+    # Where JAX's value is not finite (log or sqrt of a negative input) the function is
+    # not defined and the kernel's total conventions need not agree: compare elsewhere.
+    defined = np.isfinite(want)
+    got, want = np.where(defined, got, 0.0), np.where(defined, want, 0.0)
+    if not np.all(np.isfinite(got)):
+        pos = np.unravel_index(int(np.argmax(~np.isfinite(got))), got.shape) if got.shape else ()
+        return (f"the imported {label} is not finite at {where}: entry {tuple(map(int, pos))} is "
+                f"{float(got[pos]):.10g}, JAX computes {float(want[pos]):.10g}")
+    bad = _close(got, want)
+    if bad:
+        pos = np.unravel_index(int(np.argmax(np.abs(got - want))), got.shape) if got.shape else ()
+        return (f"the imported {label} disagrees with JAX at {where}: entry {tuple(map(int, pos))} is "
+                f"{float(got[pos]):.10g}, JAX computes {float(want[pos]):.10g}")
+    return None
+
+
+# -- the old validation (two small assignments, N(0, 1)), for comparison ---------------------
+
+def _validate_two(ob, seeds=(0, 1)) -> str | None:
     for sizes in size_draws(_symbols(ob), seeds):
         rng = np.random.default_rng(12345)
-        values, args, cots = inputs(ob, sizes, rng)
-        where = ", ".join(f"{s.name}={v}" for s, v in sizes.items())
-        pairs = [(f"output {k} of {ob.name}", t) for k, t in enumerate(ob.primal)]
+        variables = _variables(ob)
+        from .evaluate import random_values
+        values = ob.domain.fix(random_values(sorted(variables, key=lambda v: v.name), sizes, rng), sizes, rng)
+        args = [ob.domain.jax_value(v, values[v]) for _, v in ob.args]
+        cots = [np.asarray(values[c]) for c in ob.cots]
+        where = _where(sizes)
         k = len(args)
-        # ``at_sizes`` (optional) gives the functions rebuilt at concrete sizes, for a
-        # function built at symbolic sizes that JAX's export cannot run at them.
         at_sizes = getattr(ob, "at_sizes", None)
         primal_fn, combined_fn = at_sizes(sizes) if at_sizes else (ob.primal_fn, ob.combined_fn)
         symbolic = getattr(ob, "symbolic_closure", False) and not at_sizes
         try:
             both = _jax_call(lambda *a: (primal_fn(*a[:k]), combined_fn(*a)), args + cots,
-                             _structs(ob, cots) if symbolic else None)
-            jax_f, jax_c = both[:len(ob.primal)], both[len(ob.primal):]
+                             _structs(ob, cots) if symbolic else None, FAST_COMPILE)
         except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
             return f"running {ob.name} with JAX at {where} failed: {type(e).__name__}: {e}"
-        checks = list(zip(pairs, jax_f))
-        n_out = len(ob.fwd_out) if ob.fwd_out is not None else 0
-        if ob.fwd_out is not None:
-            checks += [((f"primal output {k} of the fwd rule", t), a) for k, (t, a) in
-                       enumerate(zip(ob.fwd_out, jax_c[:n_out]))]
-        for (p, t), a in zip(ob.returned, jax_c[n_out:]):
-            if ob.cotangents.get(p) is t and t is not None:
-                checks.append(((f"the cotangent of {p}", t), a))
-        for (label, tensor), want in checks:
+        n_f = len(ob.primal)
+        for label, tensor, (side, pos) in _checks(ob):
             try:
                 got = np.asarray(evaluate(tensor.term(), sizes, values))
             except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
                 return f"could not evaluate the imported {label} at {where}: {e}"
-            want = np.asarray(want)
-            if want.shape != got.shape:
-                return f"the imported {label} has shape {got.shape} at {where}, JAX gives {want.shape}"
-            # Where JAX's value is not finite (log or sqrt of a negative input) the function is
-            # not defined and the kernel's total conventions need not agree: compare elsewhere.
-            defined = np.isfinite(want)
-            got, want = np.where(defined, got, 0.0), np.where(defined, want, 0.0)
-            bad = _close(got, want)
-            if bad:
-                pos = np.unravel_index(int(np.argmax(np.abs(got - want))), got.shape) if got.shape else ()
-                return (f"the imported {label} disagrees with JAX at {where}: entry {tuple(map(int, pos))} is "
-                        f"{float(got[pos]):.10g}, JAX computes {float(want[pos]):.10g}")
+            want = both[pos] if side == "f" else both[n_f + pos]
+            problem = _compare(label, got, want, where)
+            if problem:
+                return problem
     return None
 
+
+# -- confirmation of a counterexample ---------------------------------------------------------
 
 def confirm(ob, argument: str, index: tuple, values: dict, sizes: dict) -> tuple:
     """Run JAX at a counterexample: ``(expected, got, confirmed)`` for the cotangent of
@@ -185,4 +400,3 @@ def _fd_vjp(ob, args, cots, pos, index):
     a, b = directional(h), directional(h / 2)
     reliable = abs(a - b) <= 1e-7 * max(1.0, abs(a))
     return b, reliable
-

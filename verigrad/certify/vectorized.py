@@ -7,6 +7,10 @@ reads a tensor with integer index arrays (fancy indexing). The conventions are t
 kernel's: ``0^-1 = 0``, ``log x = log|x|``, ``x^r = 0`` for ``x < 0`` and fractional r,
 an entry off the shape reads 0.
 
+With ``batch=B`` every variable's value carries a leading axis of B draws, and so does
+every result: B draws cost one pass over the term (the batch is one more array axis,
+read through ``_BATCH`` in the index environment).
+
 Terms with derivatives or opaque functions are left to the entry-by-entry evaluator
 (``evaluate.py``): ``supports`` says which terms this one takes.
 """
@@ -21,6 +25,7 @@ from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import FloorDiv, Poly
 
 _UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
+_BATCH = object()   # the key of the batch axis's index array in an environment
 
 
 def supports(t: T.Term) -> bool:
@@ -47,8 +52,8 @@ def _children(t):
 
 
 class Vectorized:
-    def __init__(self, sizes: dict, values: dict):
-        self.sizes, self.values = sizes, values
+    def __init__(self, sizes: dict, values: dict, batch: int | None = None):
+        self.sizes, self.values, self.batch = sizes, values, batch
         self.cache: dict = {}
 
     # integer expressions over index arrays ---------------------------------------------
@@ -75,11 +80,16 @@ class Vectorized:
         """The whole tensor ``t`` (closed terms only)."""
         shape = tuple(self.size(s) for s in t.shape)
         env, ndim = {}, len(shape)
+        lead = 0
+        if self.batch is not None:     # axis 0 is the batch
+            lead, B = 1, self.batch
+            env[_BATCH] = np.arange(B).reshape((B,) + (1,) * ndim)
+            shape = (B,) + shape
         idx = []
-        for axis, n in enumerate(shape):
-            a = np.arange(n).reshape((1,) * axis + (n,) + (1,) * (ndim - axis - 1))
+        for axis, n in enumerate(shape[lead:]):
+            a = np.arange(n).reshape((1,) * (axis + lead) + (n,) + (1,) * (ndim - axis - 1))
             idx.append(a)
-        out = self.at(t, tuple(idx), env, ndim)
+        out = self.at(t, tuple(idx), env, ndim + lead)
         return np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy()
 
     def at(self, t: T.Term, idx: tuple, env: dict, ndim: int):
@@ -97,6 +107,8 @@ class Vectorized:
         sub = lambda u: idx if u.shape else ()  # noqa: E731
         if isinstance(t, T.Var):
             x = self.values[t]
+            if self.batch is not None:
+                return np.asarray(x, dtype=np.float64)[(env[_BATCH],) + tuple(np.asarray(i) for i in idx)]
             return x[tuple(np.asarray(i) for i in idx)] if idx else np.asarray(x, dtype=np.float64)
         if isinstance(t, T.Num):
             return float(t.value)
