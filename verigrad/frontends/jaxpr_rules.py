@@ -1633,7 +1633,7 @@ RULES["reduce_window_min"] = _window_extremum("min")
 
 # -- calls: bodies are inlined --------------------------------------------------------------------
 
-@rule("jit", "closed_call", "custom_jvp_call", "custom_vjp_call", "remat2")
+@rule("jit", "custom_jvp_call", "custom_vjp_call", "remat2")
 def _call(ctx, eqn, *ins):
     """A call's body is inlined: ``jax.nn.relu``, ``gelu``, ``softmax`` arrive wrapped in
     these. For custom_jvp/custom_vjp calls the primal body is the function's meaning;
