@@ -96,8 +96,10 @@ def size_plan(symbols, cost=None, minimum: int = MIN_ASSIGNMENTS, large: bool = 
                 add(a)
                 break
         else:
-            while len(plan) < minimum:              # no large one fits: more medium ones
-                add({s: extra[s][len(plan) % len(extra[s])] for s in syms})
+            for i in range(len(extra[syms[0]])):   # no large one fits: the next medium ones
+                if len(plan) >= minimum:
+                    break
+                add({s: extra[s][min(i, len(extra[s]) - 1)] for s in syms})
     return plan
 
 
@@ -349,13 +351,19 @@ def _walk(jaxpr, env: dict, per: dict, consts: set):
                 note(b, a[2])
             if a is not None and b is not None and a[0] is not None and a[0] == b[0] and a[1] != b[1]:
                 per.setdefault(a[0], set()).add((b[2] - a[2]) / (a[1] - b[1]))
-            if name in ("max", "min") and (a is None or b is None or a[0] is None or b[0] is None):
-                out = None
+            if name in ("max", "min"):
+                # max(c, a x + b) is a x + b on one side of its threshold: later comparisons of
+                # it flip where that form says (clip is a max then a min)
+                if a is not None and b is not None and b[0] is None:
+                    out = a
+                elif a is not None and b is not None and a[0] is None:
+                    out = b
         elif name == "clamp" and len(ins) == 3:
             lo, x, hi = ins
             for edge in (lo, hi):
                 if edge is not None and edge[0] is None:
                     note(x, edge[2])
+            out = x
         elif name in _ZERO_AT and ins:
             note(ins[0], _ZERO_AT[name])
             if name in ("acos", "asin", "atanh", "erf_inv"):

@@ -106,10 +106,23 @@ class Vectorized:
         at = lambda u, i=(): self.at(u, i, env, ndim)  # noqa: E731
         sub = lambda u: idx if u.shape else ()  # noqa: E731
         if isinstance(t, T.Var):
-            x = self.values[t]
-            if self.batch is not None:
-                return np.asarray(x, dtype=np.float64)[(env[_BATCH],) + tuple(np.asarray(i) for i in idx)]
-            return x[tuple(np.asarray(i) for i in idx)] if idx else np.asarray(x, dtype=np.float64)
+            x = np.asarray(self.values[t], dtype=np.float64)
+            idx = tuple(np.asarray(i) for i in idx)
+            lead = (env[_BATCH],) if self.batch is not None else ()
+            axes = x.shape[len(lead):]
+            if not idx:
+                return x[lead] if lead else x
+            # An entry off the shape (read where a guard multiplies it by 0) is 0, as in the
+            # kernel's total convention; numpy would fail, or wrap a negative index around.
+            if any(i.size and (i.min() < 0 or i.max() >= n) for i, n in zip(idx, axes)):
+                ok = np.ones((), dtype=bool)
+                for i, n in zip(idx, axes):
+                    ok = ok & (i >= 0) & (i < n)
+                safe = tuple(np.clip(i, 0, max(n - 1, 0)) for i, n in zip(idx, axes))
+                if any(n == 0 for n in axes):
+                    return np.zeros(np.broadcast(*(lead + idx)).shape)
+                return np.where(ok, x[lead + safe], 0.0)
+            return x[lead + idx]
         if isinstance(t, T.Num):
             return float(t.value)
         if isinstance(t, T.Const):

@@ -660,6 +660,295 @@ def _register_owners(scope, specs, structs):
     _SYMBOL_OWNERS[id(scope)] = (scope, owners)
 
 
+# -- size branches ------------------------------------------------------------------------
+#
+# At symbolic sizes, Python code that compares or converts a size (``if x.shape[0] == 3:``,
+# ``n < 4``, ``bool(n - 1)``, ``int(n)``, ``range(n)``) either fails or, worse, silently takes
+# one side: JAX's ``_DimExpr.__eq__`` answers False when it cannot decide, and a dimension
+# is always truthy. The jaxpr then holds for the sizes where that side is taken, not for
+# every size. While ``trace`` runs, those operations of ``_DimExpr`` are intercepted: one
+# whose outcome JAX does not decide for every size, executed by code that is neither JAX's
+# nor verigrad's import machinery (the first frame outside the standard library and NumPy
+# decides), is a size branch, and the import stops with its file and line. JAX's own
+# shape checks (the same operations, called from JAX's modules) behave as before.
+
+
+class SizeBranchError(JaxprImportError):
+    """The traced code branches on a symbolic size at ``location`` (``file:line``)."""
+
+    def __init__(self, message: str, location: str = ""):
+        super().__init__(message, located=True)
+        self.location = location
+
+
+_SYMBOL_OWNERS: dict = {}     # id(scope) -> (scope, {symbol: [argument name, ...]})
+_watch_state = {"depth": 0, "saved": None}
+_watch_lock = __import__("threading").RLock()
+_watch_local = __import__("threading").local()
+
+
+def _own_dirs():
+    import os
+    import sysconfig
+    import jax
+    here = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.dirname(here)
+    internal = [os.path.dirname(os.path.abspath(jax.__file__))]
+    try:
+        import jaxlib
+        internal.append(os.path.dirname(os.path.abspath(jaxlib.__file__)))
+    except ImportError:  # pragma: no cover - jaxlib ships with jax
+        pass
+    internal += [here, os.path.join(pkg, "certify"), os.path.join(pkg, "kernel")]
+    transparent = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths().get("platstdlib", "")]
+    for mod in ("numpy", "scipy", "opt_einsum", "ml_dtypes"):
+        try:
+            m = __import__(mod)
+            transparent.append(os.path.dirname(os.path.abspath(m.__file__)))
+        except ImportError:
+            pass
+    return ([d.rstrip(os.sep) + os.sep for d in internal if d],
+            [d.rstrip(os.sep) + os.sep for d in transparent if d])
+
+
+_frame_kinds: dict = {}   # co_filename -> 'internal' | 'transparent' | 'user'
+_dirs: list = []
+
+
+def _kind_of_file(filename: str) -> str:
+    kind = _frame_kinds.get(filename)
+    if kind is None:
+        import os
+        if not _dirs:
+            _dirs.extend(_own_dirs())
+        internal, transparent = _dirs
+        path = os.path.abspath(filename)
+        if filename.startswith("<"):
+            kind = "transparent"        # generated code (a dataclass's __eq__, exec'd text)
+        elif any(path.startswith(d) for d in internal):
+            kind = "internal"
+        elif any(path.startswith(d) and not any(p in path[len(d):] for p in ("site-packages", "dist-packages"))
+                 for d in transparent):
+            kind = "transparent"
+        else:
+            kind = "user"
+        _frame_kinds[filename] = kind
+    return kind
+
+
+def _deciding_frame(frame):
+    """The first frame outward of ``frame`` outside the standard library and NumPy, and
+    whether it is the user's code (not JAX's, not verigrad's import machinery)."""
+    while frame is not None:
+        kind = _kind_of_file(frame.f_code.co_filename)
+        if kind != "transparent":
+            return frame, kind == "user"
+        frame = frame.f_back
+    return None, False
+
+
+def _role(frame) -> str:
+    """Which of the traced functions ``frame`` runs in: the backward, the fwd rule, or the
+    function itself (from the verigrad frames that called it)."""
+    import os
+    while frame is not None:
+        code = frame.f_code
+        name = os.path.basename(code.co_filename)
+        if code.co_name in ("bwd", "backward") and name in ("obligations.py", "compose.py"):
+            return "the backward"
+        if code.co_name == "combined" and name == "obligations.py":
+            return "the fwd rule"
+        frame = frame.f_back
+    return _watch_local.watch.role if getattr(_watch_local, "watch", None) else "the function"
+
+
+def _undecided(e) -> bool:
+    """Whether JAX's bounds leave the sign of ``e`` (a size expression) open: zero possible."""
+    from jax._src.export import shape_poly
+    if not isinstance(e, shape_poly._DimExpr):
+        return False
+    try:
+        lb, ub = shape_poly._bounds_decision(e, shape_poly.BoundsPrecision.BEST)
+    except Exception:  # noqa: BLE001 - undecidable by JAX's procedure
+        return True
+    return not (lb > 0 or ub < 0)
+
+
+def _symbols_of(e) -> list:
+    try:
+        return sorted(e._get_vars())
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _report(dim, what: str, caller):
+    """Raise a ``SizeBranchError`` if ``caller`` (the frame executing ``what``) is the user's."""
+    import os
+    watch = getattr(_watch_local, "watch", None)
+    if watch is None or watch.busy:
+        return
+    frame, user = _deciding_frame(caller)
+    if not user:
+        return
+    syms = _symbols_of(dim)
+    owners = _SYMBOL_OWNERS.get(id(getattr(dim, "scope", None)), (None, {}))[1]
+    args = []
+    for s in syms:
+        for a in owners.get(s, ()):
+            if a not in args:
+                args.append(a)
+    size = ", ".join(syms) or str(dim)
+    of = f"the size of {', '.join(args)} ({size})" if args else f"the size {size}"
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    short = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    err = SizeBranchError(
+        f"{_role(frame)} branches on {of} at {where} ({what} depends on the value of {size}); "
+        f"fix that size with --shape", short)
+    watch.found.append(err)
+    raise err
+
+
+def _patched_methods():
+    """Replacements for ``_DimExpr``'s comparisons and conversions (while a trace watches)."""
+    import sys
+    from jax._src.export import shape_poly
+    D = shape_poly._DimExpr
+    Inconclusive = shape_poly.InconclusiveDimensionOperation
+    orig = {k: D.__dict__.get(k) for k in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                                           "__bool__", "__int__", "__index__", "__float__")}
+
+    def plain(other):
+        return isinstance(other, (int, np.integer, D)) and not isinstance(other, bool)
+
+    def call(name, self, *args):
+        watch = getattr(_watch_local, "watch", None)
+        if watch is None or watch.busy:
+            return orig[name](self, *args)
+        watch.busy = True
+        try:
+            return orig[name](self, *args)
+        finally:
+            watch.busy = False
+
+    def equality(name, sym):
+        def method(self, other):
+            r = call(name, self, other)
+            if (r is (name == "__eq__")) or not plain(other):
+                return r          # decided equal, or not a size comparison
+            watch = getattr(_watch_local, "watch", None)
+            if watch is None or watch.busy:
+                return r
+            caller = sys._getframe(1)
+            frame, user = _deciding_frame(caller)
+            if not user:
+                return r
+            watch.busy = True
+            try:
+                open_ = _undecided(self - other)
+            finally:
+                watch.busy = False
+            if open_:
+                _report(self, f"`{self} {sym} {other}`", caller)
+            return r
+        method.__name__ = name
+        return method
+
+    def ordering(name, sym):
+        def method(self, other):
+            try:
+                return call(name, self, other)
+            except Inconclusive:
+                _report(self, f"`{self} {sym} {other}`", sys._getframe(1))
+                raise
+        method.__name__ = name
+        return method
+
+    def __bool__(self):
+        watch = getattr(_watch_local, "watch", None)
+        if watch is not None and not watch.busy:
+            caller = sys._getframe(1)
+            if _deciding_frame(caller)[1]:
+                watch.busy = True
+                try:
+                    open_ = _undecided(self)
+                finally:
+                    watch.busy = False
+                if open_:
+                    _report(self, f"`bool({self})`", caller)
+        return True   # what Python gives an object without __bool__ or __len__
+
+    def __int__(self):
+        try:
+            return call("__int__", self)
+        except Inconclusive:
+            _report(self, f"`int({self})`", sys._getframe(1))
+            raise
+
+    def __index__(self):
+        c = D._to_constant(self)
+        if c is not None:
+            return c
+        _report(self, f"`{self}` used as a Python integer (range, len, indexing)", sys._getframe(1))
+        raise TypeError("'_DimExpr' object cannot be interpreted as an integer")
+
+    def __float__(self):
+        _report(self, f"`float({self})`", sys._getframe(1))
+        raise TypeError("float() argument must be a string or a real number, not '_DimExpr'")
+
+    new = {"__eq__": equality("__eq__", "=="), "__ne__": equality("__ne__", "!="),
+           "__lt__": ordering("__lt__", "<"), "__le__": ordering("__le__", "<="),
+           "__gt__": ordering("__gt__", ">"), "__ge__": ordering("__ge__", ">="),
+           "__bool__": __bool__, "__int__": __int__, "__index__": __index__, "__float__": __float__}
+    return D, orig, new
+
+
+class _SizeWatch:
+    """``with _SizeWatch(role):`` intercepts size branches in this thread (nests)."""
+
+    def __init__(self, role: str):
+        self.role, self.found, self.busy = role, [], False
+
+    def __enter__(self):
+        with _watch_lock:
+            if _watch_state["depth"] == 0:
+                D, orig, new = _patched_methods()
+                _watch_state["saved"] = (D, orig)
+                for k, f in new.items():
+                    setattr(D, k, f)
+            _watch_state["depth"] += 1
+        self.outer = getattr(_watch_local, "watch", None)
+        _watch_local.watch = self
+        return self
+
+    def __exit__(self, *exc):
+        _watch_local.watch = self.outer
+        with _watch_lock:
+            _watch_state["depth"] -= 1
+            if _watch_state["depth"] == 0:
+                D, orig = _watch_state["saved"]
+                for k, f in orig.items():
+                    if f is None:
+                        delattr(D, k)
+                    else:
+                        setattr(D, k, f)
+                _watch_state["saved"] = None
+        return False
+
+
+def _register_owners(scope, specs, structs):
+    """Remember which arguments each size symbol of ``scope`` belongs to (for messages)."""
+    owners: dict = {}
+    for s, st in zip(specs, structs):
+        for d in st.shape:
+            for sym in _symbols_of(d):
+                owners.setdefault(sym, [])
+                if s.name not in owners[sym]:
+                    owners[sym].append(s.name)
+    if len(_SYMBOL_OWNERS) > 64:
+        _SYMBOL_OWNERS.pop(next(iter(_SYMBOL_OWNERS)))
+    _SYMBOL_OWNERS[id(scope)] = (scope, owners)
+
+
 def trace(fn, structs, *, where: str = "the function"):
     """``jax.make_jaxpr(fn)`` at symbolic shapes, in float64; returns the closed jaxpr and
     the output tree. Python code that branches on a symbolic size while tracing stops the
