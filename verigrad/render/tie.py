@@ -31,10 +31,34 @@ math, where an edit of the file shows. A result whose obligations the kernel can
 prove is **UNKNOWN**. The side conditions of the theorems used (ReLU's kink, a
 divisor off zero) are reported with the result, naming the values they are about.
 
+A side condition must be a measure-zero exception. One about an integer-valued
+quantity is not (``[i - n < 0]`` read as ``[i - n <= 0]`` "off the kink ``i - n !=
+0``" is wrong wherever ``i = n``): each condition is evaluated at the random inputs,
+and one that takes only integer values there and fails somewhere makes the result
+UNKNOWN.
+
+4. *XLA* (``xla_check``). The kernel's claim is about the importer's reading of the
+   text; XLA runs the text itself. So the exact text is compiled by XLA (on the CPU,
+   in float32) and run at random inputs (two draws: parameters as an initializer
+   draws them, the data standard normal and then four times wider), and every
+   result is compared with the certified math evaluated in float64 at the same
+   inputs. A result further than ``XLA_TOL`` (relative to the result's largest
+   entry; float32 rounding of these steps is about 1e-6) is **REFUTED**: an
+   operation runs differently from how it was read. Two things excuse a
+   disagreement as float32's own: JAX's float32 execution of the certified math
+   being off the float64 math by at least a quarter as much (``NOISE``: a wide
+   softmax), and, drawn again, a kink (a ReLU mask or a maximum decided within
+   float32 rounding, ``KINK``).
+
 Only the kernel's theorems are trusted; the importers are checked by translation
 validation (``verigrad.frontends.stablehlo_check``, ``verigrad.certify.validate``)
 and the composition is the induction above. Float32 literals are read as the shortest
 decimal that rounds to them on both sides, so the claim is about those constants.
+
+``ensure_tied(DIR)`` is what ``verigrad train DIR`` runs first: it reads each module's
+bytes once, checks them against the manifest's sha256, ties exactly those bytes, and
+returns the manifest with those texts pinned for the trainer; anything else is
+``NotTied``, one line.
 """
 from __future__ import annotations
 
@@ -44,7 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verigrad.certify.vectorized import Vectorized
-from verigrad.kernel import Failure, Theorem, Var, prove_equal, refl, subst
+from verigrad.kernel import Add, Failure, Lamda, RealCond, Theorem, Var, prove_equal, refl, subst
 
 from .pairing import close, pair
 from .programs import Program, Value
@@ -52,6 +76,11 @@ from .programs import Program, Value
 POSITIVE = ("opt_state", "lr", "bias_correction1", "bias_correction2")
 REFUTE = 1e-6       # a result this far from the math (relative) is refuted outright
 UNFOLD = 8          # cut definitions an obligation may look through
+XLA_TOL = 3e-5      # XLA (float32) against the math (float64), relative to the result's largest entry
+XLA_SCALES = (1.0, 4.0)     # the XLA check's draws: the data standard normal, then four times wider
+NOISE = 4           # a disagreement within 4x JAX's own float32 error of the math is float32's
+KINK = 1e-5         # an indicator's argument this close to 0 (relative) may flip in float32
+REDRAWS = 4         # draws near a kink replaced, at most, per module
 
 
 @dataclass
@@ -87,6 +116,8 @@ class TieReport:
     obligations: int          # proved by the kernel (each distinct obligation once)
     kernel_seconds: float
     seconds: float
+    xla: dict = field(default_factory=dict)   # the XLA check: draws, largest error, seconds
+    point: tuple | None = field(default=None, repr=False)   # (seed, inputs, the math's values) of the random point
 
     @property
     def ok(self) -> bool:
@@ -96,30 +127,36 @@ class TieReport:
         return [r for r in self.results if r.status != "CHECKED"]
 
 
-def random_inputs(program: Program, seed: int = 0, positive=()) -> dict:
-    """Standard normal inputs; ``|N| + 0.1`` for those named in ``positive`` (AdamW's
-    second moments and bias corrections: a square root of a negative reads 0, which
-    would hide the constants around it)."""
+def random_inputs(program: Program, seed: int = 0, positive=(), scale=1.0) -> dict:
+    """Normal inputs of standard deviation ``scale`` (a number, or one per input name);
+    ``|N| + 0.1`` for those named in ``positive`` (AdamW's second moments and bias
+    corrections: a square root of a negative reads 0, which would hide the constants
+    around it). Every value is a float32 (rounded), so XLA runs the module at exactly
+    these inputs."""
     rng = np.random.default_rng(seed)
     out = {}
     for v in program.inputs:
         x = rng.standard_normal(tuple(int(s.const_value()) for s in v.shape))
-        out[v] = np.abs(x) + 0.1 if v.name in positive else x
+        std = scale.get(v.name, 1.0) if isinstance(scale, dict) else scale
+        x = np.abs(x) + 0.1 if v.name in positive else x * std
+        out[v] = x.astype(np.float32).astype(np.float64)
     return out
 
 
-def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=None, positive=()) -> TieReport:
+def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=None, positive=(),
+                 scale=1.0) -> TieReport:
     """Tie ``text`` (the emitted module) to ``math`` (the JAX function), result by
     result; ``names`` names the results, ``progress(done, total)`` is told as it goes,
-    ``positive`` names inputs drawn positive."""
+    ``positive`` names inputs drawn positive, ``scale`` the standard deviation of the
+    others (``random_inputs``)."""
     t0 = time.perf_counter()
     if tuple(text.inputs) != tuple(math.inputs):
         raise ValueError("the two programs take different inputs")
     if len(text.results) != len(math.results):
         raise ValueError(f"the text has {len(text.results)} results, the math {len(math.results)}")
-    inputs = random_inputs(text, seed, positive)
+    inputs = random_inputs(text, seed, positive, scale)
     env_t, env_m = text.evaluate(inputs), math.evaluate(inputs)
-    induction = _Induction(text, math, pair(text, env_t, math, env_m, seed + 1))
+    induction = _Induction(text, math, pair(text, env_t, math, env_m, seed + 1), env_t)
     out = []
     for k, (name, rt, rm) in enumerate(zip(names, text.results, math.results)):
         a, b = _value(rt, env_t), _value(rm, env_m)
@@ -129,7 +166,8 @@ def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=No
             out.append(induction.result(name, rt, rm))
         if progress:
             progress(k + 1, len(names))
-    return TieReport(out, len(induction.reps), induction.proved, induction.seconds, time.perf_counter() - t0)
+    return TieReport(out, len(induction.reps), induction.proved, induction.seconds, time.perf_counter() - t0,
+                     point=(seed, inputs, env_m))
 
 
 class _Induction:
@@ -140,8 +178,8 @@ class _Induction:
     over inputs and cuts (``defn``), and users see a cut as its variable (``term``).
     """
 
-    def __init__(self, text: Program, math: Program, cut: dict):
-        self.text, self.cut = text, cut
+    def __init__(self, text: Program, math: Program, cut: dict, env: dict | None = None):
+        self.text, self.cut, self.env = text, cut, env
         self.reps = set(cut.values())
         self.pos = {v.var: k for k, v in enumerate(text.values)}
         self.where = {v.var: v.where for p in (text, math) for v in p.values}
@@ -219,8 +257,35 @@ class _Induction:
             th = self.prove(ob)
             if isinstance(th, Failure):
                 return ResultTie(name, "UNKNOWN", f"the kernel could not prove {ob.what}: {th.reason}", len(todo))
-            conditions |= {self.condition(c) for c in th.conds}
+            for c in th.conds:
+                broken = self.violated(c)
+                if broken:
+                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under {self.condition(c)}, "
+                                     f"which fails at the random inputs{broken}: not a measure-zero exception",
+                                     len(todo))
+                conditions.add(self.condition(c))
         return ResultTie(name, "CHECKED", obligations=len(todo), conditions=sorted(conditions))
+
+    def violated(self, c) -> str:
+        """Where the side condition ``c`` fails at the random point, when ``c`` is
+        about an integer-valued quantity ('' otherwise).
+
+        A kink ``u != 0`` of a continuous real function of the inputs is a set of
+        measure zero. An integer-valued ``u`` (an index against a bound, a count:
+        integers at every entry, here) is 0 wherever it is 0, on a set the random
+        point meets: ``[i < n]`` is not ``[i <= n]`` "off the kink ``i - n != 0``"."""
+        if self.env is None or c.kind not in ("nonzero", "offkink", "positive"):
+            return ""
+        idx = sorted(c.term.free_idx, key=lambda v: v.name)
+        try:
+            u = Vectorized({}, self.env).tensor(Lamda(idx, c.term) if idx else c.term)
+        except Exception:       # noqa: BLE001 - a condition the evaluator cannot read: claim nothing
+            return " (it could not be evaluated there)"
+        bad = (u <= 0) if c.kind == "positive" else (u == 0)
+        if not np.any(bad) or not np.all(u == np.round(u)):
+            return ""
+        k = tuple(int(i) for i in np.argwhere(bad)[0])
+        return f" (at {', '.join(f'{v.name}={i}' for v, i in zip(idx, k))})" if k else " (a scalar)"
 
     def condition(self, c) -> str:
         """A side condition in words, naming where its cuts come from."""
@@ -315,11 +380,14 @@ class Tie:
             "status": self.status,
             "claim": "each result of @main equals the JAX step (forward, loss, certified backward, update) "
                      "for all inputs, at the rendered sizes; float32 literals read as their shortest decimals",
-            "by": "verigrad.render.tie: value-by-value kernel obligations over paired cuts, composed by congruence",
+            "by": "verigrad.render.tie: value-by-value kernel obligations over paired cuts, composed by congruence; "
+                  "the text run by XLA against the math",
             "sizes": self.sizes,
+            "xla": "each module compiled by XLA (CPU, float32) and run at random inputs; every result within "
+                   f"{XLA_TOL:g} of the math in float64, relative to its largest entry",
             **{key: {"results": {r.name: r.as_dict() for r in rep.results}, "cuts": rep.cuts,
                      "obligations": rep.obligations, "kernel_seconds": round(rep.kernel_seconds, 3),
-                     "seconds": round(rep.seconds, 3)} for key, rep in self.modules.items()},
+                     "seconds": round(rep.seconds, 3), "xla_check": rep.xla} for key, rep in self.modules.items()},
         }
 
 
@@ -331,7 +399,8 @@ def trace(fn, structs):
 
 def tie_module(text: str, path: str, fn, inputs: list, outputs: list, seed: int = 0, progress=None) -> TieReport:
     """Tie the text of one module to the JAX function ``fn`` it was rendered from;
-    ``inputs`` / ``outputs`` are the manifest's ports."""
+    ``inputs`` / ``outputs`` are the manifest's ports. The kernel's tie, then XLA's
+    execution of the same text against the math (``xla_check``)."""
     from verigrad.frontends.stablehlo import parse
     from .programs import jaxpr_program, stablehlo_program
     import jax
@@ -342,12 +411,179 @@ def tie_module(text: str, path: str, fn, inputs: list, outputs: list, seed: int 
     math_prog = jaxpr_program(trace(fn, structs), text_prog.inputs)
     report = None if progress is None else (lambda done, total: progress(f"tie {path}", done, total))
     positive = [p["name"] for p in inputs if p["role"] in POSITIVE]
-    return tie_programs(text_prog, math_prog, [p["name"] for p in outputs], seed, report, positive)
+    out = tie_programs(text_prog, math_prog, [p["name"] for p in outputs], seed, report, positive,
+                       check_scales(inputs, XLA_SCALES[0]))
+    t0 = time.perf_counter()
+    own: list = []
+
+    def reference(arrays):              # JAX's float32 execution of the certified math, compiled when first asked
+        if not own:
+            own.append(jax.jit(fn, keep_unused=True))
+        return jax.tree_util.tree_leaves(own[0](*arrays))
+    xla_check(text, path, text_prog, math_prog, out, seed, positive,
+              [check_scales(inputs, w) for w in XLA_SCALES], reference)
+    out.seconds += time.perf_counter() - t0
+    return out
 
 
-def tie_files(directory, net, cfg, layout, progress=None) -> Tie:
+# -- XLA runs the text ------------------------------------------------------------------------------
+
+
+def compile_for_check(text: str, names: list, path: str):
+    """The text compiled by XLA on the CPU (float32 as written: a GPU may run float32
+    products in TF32). Where the CPU is the default device this is the executable
+    ``verigrad.run.backend.compile`` caches, so training reuses the one checked."""
+    import jax
+    from verigrad.run import backend as B
+    if jax.default_backend() == "cpu":
+        return B.compile(text, "xla", names, path)
+    sig = B.signature(B.parse(text, path))
+    return B.XlaExecutable(text, sig, names, device=jax.devices("cpu")[0])
+
+
+def check_scales(inputs: list, wide: float = 1.0) -> dict:
+    """The standard deviation of each input in the XLA check's draws: a parameter of
+    rank >= 2 ``1 / sqrt(fan-in)`` (as an initializer draws it: activations stay of
+    order 1, so float32 rounds them no worse than it does in training), other inputs
+    1, times ``wide`` for the data (``batch_x``, ``batch_y``, masks)."""
+    out = {}
+    for p in inputs:
+        shape = p["shape"]
+        if p["role"] == "param":
+            out[p["name"]] = 1.0 / np.sqrt(float(np.prod(shape[:-1]))) if len(shape) >= 2 else 1.0
+        else:
+            out[p["name"]] = wide
+    return out
+
+
+def xla_check(text: str, path: str, text_prog: Program, math_prog: Program, report: TieReport, seed: int = 0,
+              positive=(), scales=None, reference=None) -> None:
+    """Run the text with XLA at random inputs and compare every result with the math
+    in float64; a result that differs is REFUTED (UNKNOWN where XLA cannot run the
+    text). Records what it did in ``report.xla``.
+
+    ``scales`` (one ``{input: std}`` per draw, default ``XLA_SCALES`` for every input)
+    set the draws; the first is the kernel's random point (``report.point``) where
+    there is one. A disagreement is excused only as float32 rounding: where
+    ``reference(float32 arrays)`` (JAX's own float32 execution of the certified math)
+    is off the float64 math by at least a ``1 / NOISE`` share of it, or, redrawn, next
+    to a kink."""
+    from verigrad.frontends.stablehlo import StableHLOError
+    from verigrad.run.backend import to_host
+    t0 = time.perf_counter()
+    names = [v.name for v in text_prog.inputs]
+    try:
+        exe = compile_for_check(text, names, path)
+    except StableHLOError as e:
+        for r in report.results:
+            if r.status == "CHECKED":
+                r.status, r.reason = "UNKNOWN", f"XLA could not run the text: {e}"
+        report.xla = {"status": "UNKNOWN", "reason": str(e)}
+        return
+    scales = [{n: s for n in names} for s in XLA_SCALES] if scales is None else scales
+    draws, worst, redrawn, excused, refuted = 0, 0.0, 0, 0, {}
+    pending = [(seed + 1000 + k, sc, None) for k, sc in enumerate(scales)]
+    if report.point is not None:                # the kernel's random point (drawn at the first scales)
+        pending[0] = (report.point[0], scales[0], report.point)
+    while pending:
+        draw_seed, sc, point = pending.pop(0)
+        if point is not None:                   # its math already evaluated
+            _, inputs, env_m = point
+        else:
+            inputs = random_inputs(text_prog, draw_seed, positive, sc)
+            env_m = None
+        arrays = [inputs[v].astype(np.float32) for v in text_prog.inputs]
+        got = [np.asarray(to_host(x), dtype=np.float64) for x in exe(*arrays)]
+        env_m = math_prog.evaluate(inputs) if env_m is None else env_m
+        want = [_value(rm, env_m) for rm in math_prog.results]
+        errors = {k: _xla_error(g, w) for k, (g, w) in enumerate(zip(got, want))}
+        bad = {k: e for k, e in errors.items() if not e[0] <= XLA_TOL}
+        if bad and reference is not None:      # float32 itself, at these inputs?
+            own = [np.asarray(x, dtype=np.float64) for x in reference(arrays)]
+            noise = {k: _xla_error(own[k], want[k])[0] for k in bad}
+            excused += sum(1 for k in bad if bad[k][0] <= NOISE * noise[k])
+            bad = {k: e for k, e in bad.items() if not e[0] <= NOISE * noise[k]}
+        if bad and redrawn < REDRAWS and min(_kink_margin(math_prog, env_m),
+                                             _kink_margin(text_prog, text_prog.evaluate(inputs))) < KINK:
+            redrawn += 1                    # within float32 rounding of a kink: another draw
+            pending.append((draw_seed + 100, sc, None))
+            continue
+        draws += 1
+        worst = max([worst] + [e[0] for e in errors.values() if np.isfinite(e[0])])
+        for k, (err, at, x, w) in bad.items():
+            refuted.setdefault(k, (draw_seed, err, at, x, w))
+    for k, (draw_seed, err, at, x, w) in refuted.items():
+        r = report.results[k]
+        if r.status == "REFUTED":
+            continue
+        where_ = f" at [{', '.join(map(str, at))}]" if at else ""
+        read = " (the kernel checked the importer's reading of the text, so an operation runs differently from " \
+               "how it is read)" if r.status == "CHECKED" else ""
+        r.status, r.reason = "REFUTED", (
+            f"XLA's execution of the text differs from the certified math at random inputs (seed {draw_seed}): "
+            f"XLA gives {x:.6g}{where_}, the math {w:.6g} (error {err:.3g} of the result's largest entry, "
+            f"tolerance {XLA_TOL:g}){read}")
+    report.point = None                         # the arrays are not kept
+    report.xla = {"status": "REFUTED" if refuted else "AGREES", "device": "cpu", "draws": draws, "redrawn": redrawn,
+                  "excused_as_float32": excused, "max_error": float(worst), "tolerance": XLA_TOL,
+                  "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _xla_error(got: np.ndarray, want: np.ndarray):
+    """``(error, index, got, want)``: the largest ``|got - want|`` relative to the
+    largest entry of either; a non-finite entry on one side only is an infinite
+    error."""
+    if got.shape != want.shape:
+        return float("inf"), (), float("nan"), float("nan")
+    if got.size == 0:
+        return 0.0, (), 0.0, 0.0
+    scale = max(float(np.max(np.abs(np.where(np.isfinite(want), want, 0.0)))),
+                float(np.max(np.abs(np.where(np.isfinite(got), got, 0.0)))))
+    diff = np.abs(got - want)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    diff = np.where(same, 0.0, np.where(np.isfinite(diff), diff, np.inf))
+    k = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    if scale > 0:
+        err = float(diff[k]) / scale
+    else:
+        err = float("inf") if diff[k] > 0 else 0.0
+    return err, tuple(int(i) for i in k), float(got[k]), float(want[k])
+
+
+def _kink_margin(program: Program, env: dict) -> float:
+    """How close the inputs come to a kink: the smallest ``|u|`` over the arguments
+    ``u`` of the indicators ``[u > 0]`` of ``program`` (an exact 0 excepted: that is
+    the tie of a maximum with itself), relative to the largest ``|u|`` and the
+    largest of the terms ``u`` sums. Below ``KINK``, float32 may decide the indicator
+    the other way."""
+    from .pairing import subterms
+    margin = np.inf
+    ev = Vectorized({}, env)
+    seen = set()
+    for v in program.values:
+        for rc in subterms(v.definition, RealCond):
+            if rc.t in seen:
+                continue
+            seen.add(rc.t)
+            idx = sorted(rc.t.free_idx, key=lambda i: i.name)
+            parts = rc.t.terms if isinstance(rc.t, Add) else (rc.t,)
+            try:
+                u = ev.tensor(Lamda(idx, rc.t) if idx else rc.t)
+                scale = max(float(np.max(np.abs(ev.tensor(Lamda(idx, p) if idx else p)), initial=0.0))
+                            for p in parts)
+            except Exception:   # noqa: BLE001 - a term the evaluator cannot take: no margin known
+                continue
+            scale = max(scale, float(np.max(np.abs(u), initial=0.0)))
+            small = np.abs(u[u != 0]) if u.ndim else (np.abs([u]) if u != 0 else np.array([]))
+            if scale > 0 and small.size:
+                margin = min(margin, float(np.min(small)) / scale)
+    return margin
+
+
+def tie_files(directory, net, cfg, layout, progress=None, texts=None) -> Tie:
     """Tie ``train_step.mlir`` and ``forward.mlir`` in ``directory`` to the step of
-    ``net`` under ``cfg``."""
+    ``net`` under ``cfg``; ``texts`` (``{"train_step": ..., "forward": ...}``) are the
+    files' contents when already read."""
     from pathlib import Path
     from . import step as S
     from .emit import FILES
@@ -356,19 +592,21 @@ def tie_files(directory, net, cfg, layout, progress=None) -> Tie:
     for key, fn, ins, outs in (("train_step", S.train_step(net, cfg, layout), layout.step_inputs, layout.step_outputs),
                                ("forward", S.forward(net, cfg, layout), layout.forward_inputs, layout.forward_outputs)):
         path = directory / FILES[key]
-        modules[key] = tie_module(path.read_text(), str(path), fn, ins, outs, progress=progress)
+        text = texts[key] if texts is not None else path.read_text()
+        modules[key] = tie_module(text, str(path), fn, ins, outs, progress=progress)
     sizes = {"batch": cfg.batch, "params": {p.name: [int(d) for d in p.shape] for p in net.params}}
     return Tie(modules, sizes)
 
 
-def tie_directory(directory, net=None, progress=None) -> Tie:
+def tie_directory(directory, net=None, progress=None, manifest=None) -> Tie:
     """Tie a rendered directory: read ``manifest.json`` (which checks the files'
     sha256), rebuild the step from its ``render`` entry (or use ``net``), check the
-    layout matches, and tie both modules."""
+    layout matches, and tie both modules. With ``manifest`` (a loaded one whose texts
+    are pinned), tie those texts."""
     from pathlib import Path
     from verigrad.run.manifest import ManifestError, load
     from . import step as S
-    m = load(directory)
+    m = manifest if manifest is not None else load(directory)
     render = m.raw.get("render")
     if not isinstance(render, dict):
         raise ManifestError(f"{Path(directory) / 'manifest.json'}: render: missing (not rendered by verigrad render)")
@@ -385,8 +623,47 @@ def tie_directory(directory, net=None, progress=None) -> Tie:
                                 f"(first difference: {next((g, w) for g, w in zip(got + [None] * len(want), want) if g != w)})")
         if [p.name for p in spec.outputs] != [p["name"] for p in outs]:
             raise ManifestError(f"{Path(directory) / 'manifest.json'}: {key}.outputs differ from the network's layout")
-    return tie_files(directory, net, cfg, layout, progress)
+    texts = {key: m.text(getattr(m, key)) for key in ("train_step", "forward")} if manifest is not None else None
+    return tie_files(directory, net, cfg, layout, progress, texts)
+
+
+class NotTied(RuntimeError):
+    """A rendered directory whose files do not (provably) denote the certified math;
+    the message is one line."""
+
+
+def ensure_tied(directory, progress=None):
+    """The manifest of ``directory`` with its modules' texts pinned, once those exact
+    bytes are tied; else ``NotTied`` naming why, in one line.
+
+    Each module is read once: its bytes are hashed (against the manifest's sha256),
+    tied, and are what ``Manifest.text`` returns afterwards, so the trainer compiles
+    the bytes that were tied (and, on the CPU, the very executable the XLA check ran).
+    A later change may replay a stored proof trace of the tie here instead."""
+    from pathlib import Path
+    from verigrad.frontends.stablehlo import StableHLOError
+    from verigrad.run.manifest import ManifestError, load
+    directory = Path(directory)
+    try:
+        m = load(directory)
+        m.pin()
+        if not isinstance(m.raw.get("render"), dict):
+            raise NotTied(f"{directory}: not rendered by `verigrad render` (manifest.json has no render entry), so "
+                          "there is no certified math to tie it to; only tied text is trained")
+        tie = tie_directory(directory, progress=progress, manifest=m)
+    except NotTied:
+        raise
+    except (ManifestError, StableHLOError, ValueError, KeyError, TypeError) as e:
+        raise NotTied(_one_line(f"{directory}: not tied: {e}")) from None
+    if not tie.ok:
+        raise NotTied(_one_line(f"{directory}: the render tie of these files failed, so they are not trained: "
+                                f"{tie.summary()}"))
+    return m
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(str(msg).split())
 
 
 __all__ = ["tie_programs", "TieReport", "ResultTie", "Tie", "tie_module", "tie_files", "tie_directory",
-           "trace", "random_inputs"]
+           "trace", "random_inputs", "xla_check", "ensure_tied", "NotTied", "XLA_TOL"]

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 NAME = "train"
-HELP = "train a rendered network (a directory with manifest.json, or a net name) on digits"
+HELP = ("train a rendered network (a directory with manifest.json, or a net name) on digits; "
+        "a rendered directory is tied again first, and trained only if its exact bytes tie")
 NETS = ("mlp", "cnn", "resnet", "vit")
 DEFAULT_LR = {"adamw": 2e-3, "momentum": 0.05, "sgd": 0.1}
 
@@ -45,16 +46,31 @@ def _render(args, usage):
         raise usage(f"{e} (not trained)") from None
 
 
+def ensure_tied(directory, progress: bool):
+    """The directory's manifest with the module texts pinned, once those exact bytes
+    tie to the certified math (``verigrad.render.tie.ensure_tied``); ``NotTied``
+    otherwise."""
+    from verigrad.render.tie import ensure_tied as tie_again
+    if not progress:
+        return tie_again(directory)
+    from verigrad.render.command import ProgressBars
+    with ProgressBars() as bars:
+        return tie_again(directory, progress=bars)
+
+
 def run(args) -> int:
     from verigrad.cli import UsageError
     from verigrad.frontends.stablehlo import StableHLOError
+    from verigrad.render.tie import NotTied
     from . import backend, checkpoint, manifest, train
 
     target = Path(args.target)
+    reference = False           # the plain-JAX reference step, written now: trained as such, labelled uncertified
     if target.exists():
         directory = target if target.is_dir() else target.parent
     elif args.target in NETS + ("reference",):
         directory = _render(args, UsageError)
+        reference = args.target == "reference"
     else:
         raise UsageError(f"{args.target}: neither a rendered directory nor a net ({', '.join(NETS)})")
     if args.resume and not args.ckpt:
@@ -68,11 +84,16 @@ def run(args) -> int:
             if value is not None and value != rendered and target.exists():
                 raise UsageError(f"{flag} {value} differs from {rendered}, which {directory}/manifest.json was "
                                  f"rendered with; render again to change it")
+        if not reference:
+            m = ensure_tied(directory, progress=not args.json)
         lr = args.lr if args.lr is not None else DEFAULT_LR[m.optimizer["name"]]
         cfg = train.Config(epochs=args.epochs, lr=lr, schedule=args.schedule, seed=args.seed, backend=args.backend,
                            dataset=args.dataset, devices=args.devices)
         trainer = train.Trainer(m, cfg, args.ckpt, args.resume, progress=not args.json)
         summary = trainer.run()
+    except NotTied as e:
+        print(f"verigrad train: {e}", file=sys.stderr)
+        return 1
     except (manifest.ManifestError, checkpoint.CheckpointError, StableHLOError, backend.ArgumentError,
             backend.BackendUnavailable, ValueError) as e:
         raise UsageError(str(e)) from None
@@ -81,8 +102,9 @@ def run(args) -> int:
         return 1
     result = summary.as_dict()
     result.pop("history")
+    result["render_tie"] = "not tied (plain-JAX reference)" if reference else "CHECKED"
     if not args.json:
-        note = " (plain-JAX reference step, not certified)" if args.target == "reference" else ""
+        note = " (plain-JAX reference step, not certified)" if reference else ""
         print(f"test accuracy {summary.test_accuracy:.2%} on {len(trainer.split.y_test)} digits after "
               f"{summary.epochs} epochs ({summary.steps} steps, {summary.seconds:.1f} s, {cfg.backend}){note}")
     print(json.dumps(result))

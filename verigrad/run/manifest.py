@@ -104,11 +104,32 @@ class Manifest:
     directory: Path = Path(".")
     raw: dict = field(default_factory=dict)
 
+    texts: dict = field(default_factory=dict)      # file -> text, once pinned
+
     def path(self, module: ModuleSpec) -> Path:
         return self.directory / module.file
 
     def text(self, module: ModuleSpec) -> str:
-        return self.path(module).read_text()
+        """The module's text: the pinned bytes (``pin``), else the file as it is now."""
+        pinned = self.texts.get(module.file)
+        return pinned if pinned is not None else self.path(module).read_text()
+
+    def pin(self) -> "Manifest":
+        """Read each module's bytes once, check them against the manifest's sha256,
+        and keep them: ``text`` returns those bytes from now on, whatever happens to
+        the files (what was checked is what runs)."""
+        for where, module in (("train_step", self.train_step), ("forward", self.forward)):
+            data = self.path(module).read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != module.sha256:
+                raise ManifestError(f"{self.directory / 'manifest.json'}: {where}.sha256: {module.file} has sha256 "
+                                    f"{digest[:16]}..., the manifest says {module.sha256[:16]}... (the file was "
+                                    "changed after rendering)")
+            try:
+                self.texts[module.file] = data.decode()
+            except UnicodeDecodeError as e:
+                raise ManifestError(f"{self.path(module)}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        return self
 
     @property
     def classes(self) -> int:
