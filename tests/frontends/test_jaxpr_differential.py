@@ -214,6 +214,9 @@ CASES = [
      lambda x: (_iota(x) & 1, (_iota(x) - 5) & 6, (_iota(x) - 9) & -4, _iota(x) | 1, (_iota(x) - 3) | 5,
                 (_iota(x) - 4) ^ 3, ~(_iota(x) - 2), _iota(x, jnp.uint32) & 5, ~_iota(x, jnp.uint32),
                 _iota(x, jnp.uint8) | 3), [ArgSpec("x", ("n",))], {}, {"sizes": (1, 3, 7, 13)}),
+    ("unsigned index arithmetic wraps", {"sub", "convert_element_type"},
+     lambda x: (_iota(x, jnp.uint32) - 2, (_iota(x) - 3).astype(jnp.uint32), _iota(x, jnp.uint8) * 40 - 7),
+     [V], {}, {"sizes": (1, 3, 7)}),
     ("bitwise of integer data", {"and", "or", "xor", "not"},
      lambda k: (~k, k & -1, k & 0, k | 0, k | -1, k ^ 0, k ^ -1), [K], {"k": "wide"}, {}),
     ("bitwise of unsigned data", {"and", "or", "xor", "not"},
@@ -438,5 +441,6 @@ def test_integer_data_arithmetic_and_casts_state_their_range():
     assert _assumptions(lambda k, x: x * k.astype(jnp.float64), [K, V]) == []
     (c,) = _assumptions(lambda k, x: x * k.astype(jnp.int8), [K, V])
     assert "the integers converted to int8" in c
-    (d,) = _assumptions(lambda x: x * (_iota(x, jnp.uint32) - 1), [V])      # may wrap below 0
+    assert _assumptions(lambda x: x * (_iota(x, jnp.uint32) - 1), [V]) == []   # wraps below 0, modelled
+    (d,) = _assumptions(lambda k, x: x * (k - 1), [U, V])
     assert "does not overflow uint32" in d

@@ -359,8 +359,8 @@ def _const_int(t):
 
 def int_op(value, *, overflows=True):
     """Element-wise integer arithmetic, exact over the integers. With ``overflows`` (add,
-    sub, mul, ...) an entry of integer data states that it does not overflow the dtype;
-    so does an unsigned result not provably >= 0 (it would wrap)."""
+    sub, mul, ...) an entry of integer data states that it does not overflow the dtype; an
+    unsigned index expression not provably >= 0 wraps as XLA's does, ``p mod 2^w``."""
     def apply(ctx, eqn, *ins):
         shape, kind = _out(ctx, eqn)
         dt = _dtype(eqn)
@@ -374,8 +374,10 @@ def int_op(value, *, overflows=True):
                     _assume(ctx, note)
                 elif dt.kind == "u":
                     p = S.int_poly(out)
-                    if p is None or not nonneg(p):
+                    if p is None:
                         _assume(ctx, note)
+                    elif not nonneg(p):
+                        out = S.int_value(S.low_bits(p, _bits(dt)))
             return out
         return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), ins)
     return apply
@@ -831,8 +833,10 @@ def _convert(ctx, eqn, x):
         def entry(idx):
             t = x.at(idx)
             p = S.int_poly(t)
-            if p is None or (dst.kind == "u" and not nonneg(p)):
+            if p is None:
                 _assume(ctx, note)
+            elif dst.kind == "u" and not nonneg(p):
+                return S.int_value(S.low_bits(p, _bits(dst)))     # wraps, exactly
             return t
         return Tensor(shape, entry, kind, const=x.const)
     # to a float
