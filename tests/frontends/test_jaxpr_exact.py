@@ -130,3 +130,70 @@ def test_case4_is_finite_read_as_one_is_refuted():
 
 def test_case4_correct_twin_is_proved():
     assert status(_guarded, lambda x, dy: (jnp.where(x + 4 > 0, dy, -dy),), {"x": "n"}) == "PROVED"
+
+
+# -- red team: more wrong backwards, each exploiting a rule made exact for issue 11 ---------------
+
+def _io(x):
+    return jnp.arange(x.shape[0])
+
+
+RED_TEAM = [
+    ("x & 2 read as x & 1", lambda x: x * (_io(x) & 2), lambda x, dy: (dy * (_io(x) & 1),), {"x": "n"}),
+    ("x | 2 read as x + 2", lambda x: x * (_io(x) | 2), lambda x, dy: (dy * (_io(x) + 2),), {"x": "n"}),
+    ("x ^ 1 read as logic", lambda x: x * (_io(x) ^ 1), lambda x, dy: (dy * (1 - _io(x)),), {"x": "n"}),
+    ("shift right read as halving", lambda x: x * (_io(x) >> 1), lambda x, dy: (dy * _io(x) / 2,), {"x": "n"}),
+    ("shift of data", lambda x, k: x * (k << 1), lambda x, k, dy: (dy * k, None), {"x": "n", "k": "n:int32"}),
+    ("rem truncates, % floors", lambda x: x * lax.rem(_io(x) - 3, 2), lambda x, dy: (dy * ((_io(x) - 3) % 2),),
+     {"x": "n"}),
+    ("div truncates, // floors", lambda x: x * lax.div(_io(x) - 3, 2), lambda x, dy: (dy * ((_io(x) - 3) // 2),),
+     {"x": "n"}),
+    ("unsigned index arithmetic wraps", lambda x: x * (jnp.arange(x.shape[0], dtype=jnp.uint32) - 1),
+     lambda x, dy: (dy * (_io(x) - 1),), {"x": "n"}),
+    ("select_n clamps an integer predicate", lambda x, k: lax.select_n(k, x, 2 * x, 3 * x),
+     lambda x, k, dy: (dy * (1 + k), None), {"x": "n", "k": "n:int32"}),
+    ("isnan of sqrt", lambda x: jnp.where(jnp.isnan(jnp.sqrt(x)), 0.0, x), lambda x, dy: (dy,), {"x": "n"}),
+    ("NaN compares false", lambda x: jnp.where(jnp.sqrt(x) < 1, x, 0.0), lambda x, dy: (jnp.where(x < 1, dy, 0.0),),
+     {"x": "n"}),
+    ("isinf of a finite value", lambda x: jnp.where(jnp.isinf(x), 0.0, x), lambda x, dy: (0 * dy,), {"x": "n"}),
+    ("is_finite of log", lambda x: jnp.where(jnp.isfinite(jnp.log(x)), x, 0.0), lambda x, dy: (dy,), {"x": "n"}),
+    ("is_finite of log1p", lambda x: jnp.where(jnp.isfinite(jnp.log1p(x)), x, 0.0),
+     lambda x, dy: (jnp.where(x > 0, dy, 0.0),), {"x": "n"}),
+    ("is_finite of rsqrt", lambda x: jnp.where(jnp.isfinite(lax.rsqrt(x)), x, 2 * x),
+     lambda x, dy: (jnp.where(x > 0, dy, -dy),), {"x": "n"}),
+    ("is_finite of a sum of logs", lambda x: jnp.where(jnp.isfinite(jnp.sum(jnp.log(x))), jnp.sum(x), 0.0),
+     lambda x, dy: (dy * jnp.ones_like(x),), {"x": "n"}),
+    ("dynamic_update_slice clamps", lambda x, y: lax.dynamic_update_slice(x, y, (x.shape[0] - 1,)),
+     lambda x, y, dy: (jnp.concatenate([dy[:-1], jnp.zeros(1)]), dy[-2:]), {"x": "n+1", "y": "2"}),
+    ("dynamic_slice at -1 is the last entry", lambda x: lax.dynamic_slice(x, (-1,), (1,)),
+     lambda x, dy: (jnp.concatenate([dy, jnp.zeros(x.shape[0] - 1)]),), {"x": "n+1"}),
+    ("gather in clip mode clamps", lambda x: x.at[jnp.asarray(x.shape[0]) + 1].get(mode="clip") * x[0],
+     lambda x, dy: (jnp.concatenate([(dy * x[-2])[None], jnp.zeros(x.shape[0] - 1)]),), {"x": "n+2"}),
+    ("gather in fill mode fills", lambda x: x.at[jnp.asarray(x.shape[0])].get(mode="fill", fill_value=0.0) + x[0],
+     lambda x, dy: (jnp.concatenate([dy[None], jnp.zeros(x.shape[0] - 2), dy[None]]),), {"x": "n+1"}),
+    ("max(x, x) is x", lambda x: jnp.maximum(x, x), lambda x, dy: (0 * dy,), {"x": "n"}),
+    ("one-hot of argmax", lambda x: x * (jnp.argmax(x) == jnp.arange(x.shape[0])), lambda x, dy: (0 * dy,),
+     {"x": "n"}),
+    ("sign of integer data", lambda x, k: x * jnp.sign(k), lambda x, k, dy: (dy, None), {"x": "n", "k": "n:int32"}),
+    ("abs of integer data", lambda x, k: x * jnp.abs(k - 2), lambda x, k, dy: (dy * (k - 2), None),
+     {"x": "n", "k": "n:int32"}),
+    ("clip of integer data", lambda x, k: x * jnp.clip(k, 0, 2), lambda x, k, dy: (dy * k, None),
+     {"x": "n", "k": "n:int32"}),
+    ("booleans compared as logic", lambda x: x * ((x > 0) == (x > 1)), lambda x, dy: (0 * dy,), {"x": "n"}),
+    ("not of a boolean", lambda x: x * (~(x > 0)), lambda x, dy: (dy * (x > 0),), {"x": "n"}),
+    ("any is not all", lambda x, b: x * jnp.any(b), lambda x, b, dy: (dy * jnp.all(b), None),
+     {"x": "n", "b": "n:bool"}),
+    ("integer data against a constant", lambda x, k: jnp.where(k > 2, x, 0.0),
+     lambda x, k, dy: (jnp.where(k >= 2, dy, 0.0), None), {"x": "n", "k": "n:int32"}),
+    ("integer data as a float against a constant", lambda x, k: jnp.where(k.astype(jnp.float64) > 1.0, x, 0.0),
+     lambda x, k, dy: (jnp.where(k >= 1, dy, 0.0), None), {"x": "n", "k": "n:int32"}),
+    ("a cumulative sum of integer data as a mask", lambda x, k: x * (jnp.cumsum(k) > 2),
+     lambda x, k, dy: (dy * (jnp.cumsum(k) >= 2), None), {"x": "n", "k": "n:int32"}),
+    ("integer division by a size", lambda x: x * lax.div(_io(x), x.shape[0] + 1),
+     lambda x, dy: (dy * _io(x) / (x.shape[0] + 1),), {"x": "n"}),
+]
+
+
+@pytest.mark.parametrize("name,forward,backward,shapes", RED_TEAM, ids=[r[0] for r in RED_TEAM])
+def test_red_team_wrong_backward_is_refuted(name, forward, backward, shapes):
+    refuted(forward, backward, shapes)
