@@ -23,6 +23,7 @@ COMMANDS = (
     "verigrad.render.command",       # verigrad render
     "verigrad.run.command",          # verigrad train
     "verigrad.report.command",       # verigrad html
+    "verigrad.trace.command",        # verigrad check
 )
 
 EXIT_BAD_INPUT = 3

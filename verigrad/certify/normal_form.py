@@ -10,6 +10,6 @@ from verigrad.kernel.sizes import Poly, fresh_index
 
 def normal_form(t: T.Term) -> T.Term:
     """The normal form of ``t`` (a ``Lamda`` over fresh indices for a tensor)."""
-    idx = [fresh_index(s, "k") for s in t.shape]
+    idx = [fresh_index(s, "k", "h") for s in t.shape]
     body = reify(Normalizer().norm(T.as_term(t), tuple(Poly.sym(v) for v in idx)))
     return T.Lamda(idx, body) if idx else body

@@ -19,10 +19,10 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from verigrad.frontends.jaxpr import (Importer, JaxprImportError, Tensor, argument_tensor, import_session,
+from verigrad.frontends.jaxpr import (Importer, JaxprImportError, Tensor, argument_tensor, argument_var, import_session,
                                       kind_of, shape_polys, symbolic_structs, trace)
 from verigrad.kernel import Lamda, Num, Term, Var, vjp_statement
-from verigrad.kernel.sizes import fresh_index
+from verigrad.kernel import IndexVar
 from .inputs import Domain
 
 
@@ -67,7 +67,7 @@ class Obligations:
         x = self.var(name)
         if not x.shape:
             return Num(0)
-        return Lamda([fresh_index(s, "k") for s in x.shape], Num(0))
+        return Lamda([IndexVar(f"k{j}", s) for j, s in enumerate(x.shape)], Num(0))
 
 
 # -- reading the user's function --------------------------------------------------------
@@ -142,7 +142,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
             raise BadInput(f"output {k} of {name} has dtype {leaf.dtype}: only real outputs have cotangents")
     # the variables
     taken = set(param_names)
-    variables = [Var(s.name, shape_polys(st.shape)) for s, st in zip(arg_specs, structs)]
+    variables = [argument_var(s, st) for s, st in zip(arg_specs, structs)]
     cot_names = ["dy"] if len(out_leaves) == 1 else [f"dy{k}" for k in range(len(out_leaves))]
     cots = [Var(_unique(n, taken), shape_polys(leaf.shape)) for n, leaf in zip(cot_names, out_leaves)]
     ct_structs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in out_leaves]

@@ -16,21 +16,23 @@ validation (``verigrad.certify.validate``) catches by running the JAX function i
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from verigrad.kernel import Index, KernelError, Lamda, Term, Var
-from verigrad.kernel.sizes import ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv, fresh_index
+from verigrad.kernel.sizes import ZERO, IndexVar, Poly, SizeSym, as_poly, floordiv
 
 # -- bound index names ------------------------------------------------------------------
 #
 # Every index the importer makes is bound (by a Sum, a Lamda or a max), so names need only
-# be distinct within one import. Numbering them per import session (``j3``, tag 't', a
-# spelling the kernel's own ``fresh_index`` never uses) makes importing the same function
-# twice give the same hash-consed terms, instead of an ever-growing supply of new ones.
+# be distinct within one import. Numbering them per import session (``j3``) makes
+# importing the same function twice give the same hash-consed terms, instead of an
+# ever-growing supply of new ones. Outside a session they are numbered for good (``j_3``).
 
 _session = {"count": None}
+_unsessioned = itertools.count()
 
 
 class import_session:
@@ -52,9 +54,9 @@ class import_session:
 def bound_index(size, hint: str = "j") -> IndexVar:
     n = _session["count"]
     if n is None:
-        return fresh_index(size, hint)
+        return IndexVar(f"{hint}_{next(_unsessioned)}", as_poly(size))
     _session["count"] = n + 1
-    return IndexVar(f"{hint}{n}", as_poly(size), "t")
+    return IndexVar(f"{hint}{n}", as_poly(size))
 
 
 class JaxprImportError(Exception):
@@ -697,6 +699,12 @@ def traced_jaxprs() -> list:
     return list(_session.get("traced") or ())
 
 
+def argument_var(spec: ArgSpec, struct) -> Var:
+    """The kernel variable of an argument: integer data (labels, lengths) is a variable
+    with the fact ``integer``, so comparisons with it are decided exactly, not as kinks."""
+    return Var(spec.name, shape_polys(struct.shape), ("integer",) if spec.kind == "int" else ())
+
+
 def argument_tensor(spec: ArgSpec, var: Var, importer: Importer) -> Tensor:
     """The tensor of an argument: a real variable; an integer one (its entries are real
     variables taking integer values); a boolean one as the indicator ``[b > 0]`` of a
@@ -732,7 +740,7 @@ def import_function(fn, specs) -> Imported:
     structs = symbolic_structs(specs)
     closed, out_shape = trace(fn, structs, where=getattr(fn, "__name__", "the function"))
     importer = Importer()
-    variables = [Var(s.name, shape_polys(st.shape)) for s, st in zip(specs, structs)]
+    variables = [argument_var(s, st) for s, st in zip(specs, structs)]
     args = [argument_tensor(s, v, importer) for s, v in zip(specs, variables)]
     with import_session():
         outputs = importer.run(closed, args)

@@ -56,7 +56,7 @@ def fresh(sizes, *avoid_terms, prefer: str = _LETTERS) -> list:
 def _bind(sizes, body_fn, make, prefer):
     """Build a binder without capture: the body is made with placeholder indices, which
     are then renamed to letters the finished body does not use."""
-    holders = [fresh_index(as_poly(s), "h") for s in sizes]
+    holders = [fresh_index(as_poly(s), "h", "h") for s in sizes]
     body = T.as_term(body_fn(*holders))
     names = _pick(sizes, index_names(body) - {h.name for h in holders}, prefer)
     body = T.subst(body, {h: Poly.sym(v) for h, v in zip(holders, names)})

@@ -97,9 +97,16 @@ _r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
    "Opaque functions are assumed differentiable; their partials are new symbols.")
 _r("indicator_off_kink", "[t >= 0] = [t > 0] and [t < 0] = [t <= 0] = 1 - [t > 0]  where t != 0",
    "The indicators differ only at t = 0, which the recorded side condition excludes.")
-_r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0",
-   "An indicator is locally constant off its kink; at the kink the convention "
-   "(e.g. relu'(0) = 0) is recorded as the side condition t != 0.")
+_r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0 and t is differentiable",
+   "Near a point where t is continuous and nonzero, t keeps its sign, so the indicator is locally "
+   "constant. Precondition, enforced by the derivative: t != 0 is recorded as a side condition (at the "
+   "kink the convention, e.g. relu'(0) = 0, is excluded), and t is differentiated too, recording the "
+   "conditions under which it is differentiable (hence continuous).")
+_r("indicator_integer", "for an integer-valued u: [u > 0] = [u - 1 >= 0], [u <= 0] = [-u >= 0], "
+   "[u < 0] = [-u - 1 >= 0], [g v + c >= 0] = [v + floor(c/g) >= 0], [u >= 0] = 1 - [-u - 1 >= 0]",
+   "Between two integers there is no other integer. Precondition, enforced by the normal form: every "
+   "atom of u is integer-valued (entries of variables with the fact 'integer', integer expressions, "
+   "indicators, sums of such) with a whole positive power, and its coefficients are integers.")
 # Rules of the logic -----------------------------------------------------------------------------
 _r("definition", "name = body for a defined constant", "Definitions are abbreviations (conservative).")
 _r("extensionality", "(forall I. A[I] = B[I])  <->  A = B", "Tensors are functions of their indices.")

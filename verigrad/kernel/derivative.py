@@ -9,7 +9,7 @@ produces are eliminated by the normalizer's sums.
 Every rule is valid where the term is differentiable. Where that needs a condition it
 is recorded: a base raised to a negative or fractional power must be nonzero (or
 positive), and an indicator ``[t > 0]`` is differentiated as 0 off its kink ``t == 0``
-(for relu this is the convention ``relu'(0) = 0``). ``max`` over an index and second
+where ``t`` is itself differentiable (for relu this is the convention ``relu'(0) = 0``). ``max`` over an index and second
 derivatives of opaque functions raise ``NotDifferentiable``.
 """
 from __future__ import annotations
@@ -76,8 +76,13 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
         body = nz.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})
         return nz.sum(temps, derivative(nz, body, var, P))
     if isinstance(a, RIndA):
+        # Near a point where u != 0 and u is continuous, u keeps its sign and [u > 0] is
+        # constant. Continuity: u must be differentiable there, which is what the
+        # conditions recorded by differentiating u say (an indicator inside u adds its
+        # own kink; a power or log inside u its nonzero base).
         nz.use("deriv_indicator_off_kink")
         nz.need("offkink", a.u)
+        derivative(nz, a.u, var, P)
         return ZERO
     if isinstance(a, ApplyA) and a.argno is None:
         return _apply(nz, a, var, P)

@@ -62,7 +62,8 @@ def _fr(e) -> str:
 
 class Mono:
     """A product of atoms with nonzero rational exponents, sorted by atom key."""
-    __slots__ = ("_args", "factors", "skey", "ivars", "tvars", "height", "positive", "nonneg", "__weakref__")
+    __slots__ = ("_args", "factors", "skey", "ivars", "tvars", "height", "positive", "nonneg", "integer",
+                 "__weakref__")
 
     def __new__(cls, factors: tuple):
         return _intern(cls, factors)
@@ -79,6 +80,8 @@ class Mono:
                 pos = False
                 nn = nn and (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0))
         self.positive, self.nonneg = pos, nn
+        # integer-valued: integer-valued atoms to whole positive powers
+        self.integer = all(a.integer and e.denominator == 1 and e > 0 for a, e in factors)
 
 
 _mono_cache: dict = {}
@@ -99,13 +102,14 @@ ONE_MONO = Mono(())
 
 class NF:
     """A sum of monomials with nonzero rational coefficients, sorted by monomial key."""
-    __slots__ = ("_args", "terms", "skey", "ivars", "tvars", "height", "__weakref__")
+    __slots__ = ("_args", "terms", "skey", "ivars", "tvars", "height", "integer", "__weakref__")
 
     def __new__(cls, terms: tuple):
         return _intern(cls, terms)
 
     def _init(self, *terms):
         self.terms = terms
+        self.integer = all(Fraction(c).denominator == 1 and m.integer for m, c in terms)
         self.skey = "(" + " + ".join(f"{_fr(c)}:{m.skey}" for m, c in terms) + ")"
         self.ivars = _EMPTY.union(*[m.ivars for m, _ in terms])
         self.tvars = _EMPTY.union(*[m.tvars for m, _ in terms])
@@ -161,7 +165,7 @@ class Atom:
     names; ``ivars`` (free indices), ``tvars`` (variables and function symbols) and
     ``height`` (of nested sums) are those of its arguments (and of the tuples among
     them), and ``_build`` sets the key and the signs it can show with ``_set``."""
-    __slots__ = ("_args", "skey", "ivars", "tvars", "height", "positive", "nonneg", "nonzero", "idem",
+    __slots__ = ("_args", "skey", "ivars", "tvars", "height", "positive", "nonneg", "nonzero", "idem", "integer",
                  "__weakref__", "__dict__")
 
     def __new__(cls, *args):
@@ -186,9 +190,11 @@ class Atom:
         self.ivars, self.tvars, self.height = frozenset(iv), frozenset(tv), h
         self._build(*args)
 
-    def _set(self, skey, positive=False, nonneg=False, nonzero=False, idem=False):
+    def _set(self, skey, positive=False, nonneg=False, nonzero=False, idem=False, integer=False):
+        """``integer``: the atom takes only integer values (entries of integer variables,
+        integer expressions, indicators, sums and extrema of integer-valued terms)."""
         self.skey, self.positive, self.idem = skey, positive, idem
-        self.nonneg, self.nonzero = nonneg or positive, nonzero or positive
+        self.nonneg, self.nonzero, self.integer = nonneg or positive, nonzero or positive, integer or idem
 
     __repr__ = lambda self: self.skey  # noqa: E731
 
@@ -201,12 +207,12 @@ class EntryA(Atom):
         inside = ("positive" in f or "nonzero" in f) \
             and all(nonneg(p) and nonneg(s - 1 - p) for p, s in zip(idx, var.shape))
         self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", positive="positive" in f and inside,
-                  nonneg="nonneg" in f, nonzero="nonzero" in f and inside)
+                  nonneg="nonneg" in f, nonzero="nonzero" in f and inside, integer="integer" in f)
 
 
 class IntA(Atom):
     def _build(self, sym):
-        self._set(f"int:{sym.skey}", positive=isinstance(sym, SizeSym),
+        self._set(f"int:{sym.skey}", positive=isinstance(sym, SizeSym), integer=True,
                   nonneg=isinstance(sym, IndexVar) or (isinstance(sym, FloorDiv) and nonneg(sym.a)))
 
 
@@ -263,13 +269,13 @@ class ParenA(Atom):
 class SumA(Atom):
     def _build(self, binders, m):
         self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}",
-                  positive=m.positive and all(ppositive(b.size) for b in binders), nonneg=m.nonneg)
+                  positive=m.positive and all(ppositive(b.size) for b in binders), nonneg=m.nonneg, integer=m.integer)
         self.ivars, self.height = m.ivars - set(binders), m.height + 1
 
 
 class MaxA(Atom):
     def _build(self, b, u, kind):
-        self._set(f"{kind}[{b.skey}]{{{u.skey}}}", positive=u.positive)
+        self._set(f"{kind}[{b.skey}]{{{u.skey}}}", positive=u.positive, integer=u.integer)
         self.ivars, self.height = u.ivars - {b}, u.height + 1
 
 
@@ -331,8 +337,9 @@ class Normalizer:
     One Normalizer serves one decision: its caches are private to it, so the axioms it
     records are exactly those used for that decision."""
 
-    def __init__(self, strict_kinks: bool = False):
+    def __init__(self, strict_kinks: bool = False, choices: "Choices | None" = None):
         self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
+        self.choices = choices or Choices()
         self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
 
     def use(self, name: str):
@@ -663,12 +670,15 @@ class Normalizer:
         return nf_atom(IndA(p))
 
     def rind(self, u: NF, rel: str) -> NF:
-        """``[u rel 0]``; a monomial argument is scaled to coefficient 1."""
+        """``[u rel 0]``; a monomial argument is scaled to coefficient 1. An integer-valued
+        ``u`` has no kink: its indicators are read exactly, all as ``[v >= 0]``."""
         c = u.const()
         if c is not None:
             return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
         if u.positive:
             return ONE if rel in (">", ">=") else ZERO
+        if u.integer:
+            return self._integer_ind(u, rel)
         one = u.single()
         if one is not None:
             m, c = one
@@ -682,6 +692,28 @@ class Normalizer:
             pos = nf_atom(RIndA(u, ">"))
             return pos if rel == ">=" else self.sub(ONE, pos)
         return nf_atom(RIndA(u, rel))
+
+    def _integer_ind(self, u: NF, rel: str) -> NF:
+        """``[u rel 0]`` for an integer-valued ``u``: ``[u > 0] = [u - 1 >= 0]``,
+        ``[u <= 0] = [-u >= 0]``, ``[u < 0] = [-u - 1 >= 0]``; ``[g v + c >= 0] =
+        [v + floor(c / g) >= 0]`` for the content ``g`` of the non-constant part; and
+        ``[u >= 0] = 1 - [-u - 1 >= 0]`` when the leading coefficient is negative, so a
+        comparison and its complement share one atom."""
+        neg = self.scale(u, -1)
+        if rel != ">=":
+            self.use("indicator_integer")
+            return self.rind({">": self.sub(u, ONE), "<=": neg, "<": self.sub(neg, ONE)}[rel], ">=")
+        if neg.positive:
+            return ZERO
+        c = next((c for m, c in u.terms if m is ONE_MONO), 0)
+        g = gcd(*(int(c) for m, c in u.terms if m is not ONE_MONO))
+        if g > 1:
+            self.use("indicator_integer")
+            return self.rind(self.add(self.scale(self.sub(u, nf_const(c)), Fraction(1, g)), nf_const(int(c) // g)), ">=")
+        if next(c for m, c in u.terms if m is not ONE_MONO) < 0:
+            self.use("indicator_integer")
+            return self.sub(ONE, self.rind(self.sub(neg, ONE), ">="))
+        return nf_atom(RIndA(u, ">="))
 
     def exp(self, u) -> NF:
         """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v``."""
@@ -780,7 +812,7 @@ class Normalizer:
         for fd in divisions(m.skey):
             for b in bs:
                 q, r = divide_exact(b.size, fd.m) if b in fd.a.symbols() else (None, None)
-                if r is PZERO and q is not PZERO and q is not S.ONE:
+                if r is PZERO and q is not PZERO and q is not S.ONE and nonneg(q):
                     self.use("sum_reindex")
                     u, v = fresh_index(q), fresh_index(fd.m)
                     body = self.subst_mono(m, {b: Poly.sym(u) * fd.m + Poly.sym(v)})
@@ -856,8 +888,8 @@ class Normalizer:
         denominator, and the two cancel. Which ``v`` is an untrusted choice
         (``nest_order``): any is sound, a canonical one makes equal sums nest alike."""
         scope = {b: frozenset(i for i, (a, _) in enumerate(factors) if b in a.ivars) for b in bs}
-        v = nest_order(list(bs), list(factors), scope) if nest_order else None
-        if v is None or v not in scope or len(scope[v]) == len(factors):
+        v = self.choices.nest(list(bs), list(factors), scope)
+        if v is None or len(scope[v]) == len(factors):
             return nf_atom(self._canon_sum(bs, factors))
         self.use("sum_nest")
         inner_bs = [w for w in bs if scope[w] <= scope[v]]
@@ -870,7 +902,8 @@ class Normalizer:
         """``(t, body)`` when ``m`` reads ``i`` and ``j`` only as ``i*w + j`` with ``w`` the
         range of ``j``: ``t = i*w + j`` ranges over ``[0, h*w)``."""
         w = j.size
-        if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j):
+        if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j) \
+                or not nonneg(i.size * w):
             return None
         t = fresh_index(i.size * w)
         body = self.subst_mono(m, {i: floordiv(Poly.sym(t), w), j: Poly.sym(t) % w})
@@ -894,13 +927,8 @@ class Normalizer:
     def _binder_order(self, bs, factors):
         """The order in which binders get canonical names. Any order is sound (it is
         only a renaming); a good one makes alpha-equivalent sums identical. The search
-        is untrusted (``binder_order`` hook); the kernel checks it got a permutation."""
-        if len(bs) == 1 or binder_order is None:
-            return bs
-        order = list(binder_order(list(bs), list(factors)))
-        if len(order) != len(bs) or set(order) != set(bs):
-            raise KernelError("internal: the binder-order heuristic did not return a permutation")
-        return order
+        is untrusted (``binder_order`` hook, or a replayed choice)."""
+        return bs if len(bs) == 1 else self.choices.order(list(bs), list(factors))
 
     def max(self, b: IndexVar, u: NF, kind: str) -> NF:
         if b not in u.ivars:
@@ -1043,8 +1071,14 @@ def _map_args(a: Atom, fs: dict) -> list:
 
 def divisions(skey: str) -> list:
     """The floor divisions a key mentions: where to try re-indexing ``c = u*m + v``.
-    A guide only: re-indexing by a bijection is sound whatever it returns."""
-    return [o for o in S.FLOORDIVS if o.skey in skey] if "f:(" in skey else []
+    A guide only: re-indexing by a bijection is sound whatever it returns. Outermost
+    first (no division inside, the largest divisor), in an order fixed by the divisions
+    themselves so that a decision goes the same way in any process."""
+    if "f:(" not in skey:
+        return []
+    found = [o for o in S.FLOORDIVS if o.skey in skey]
+    return sorted(found, key=lambda o: (sum(isinstance(x, S.FloorDiv) for x in o.a.symbols()),
+                                        -max(sum(k for _, k in mono) for mono in o.m.terms), o.skey))
 
 
 # Untrusted heuristics installed by ``verigrad.certify.canon`` (any answer is sound):
@@ -1052,6 +1086,42 @@ def divisions(skey: str) -> list:
 # ``nest_order(binders, factors, scope) -> binder or None`` picks the binder to sum first.
 binder_order = None
 nest_order = None
+
+
+class Choices:
+    """The untrusted choices of one decision, as data: each binder order a permutation
+    (positions), each nesting choice a position or -1. Made by the hooks and recorded
+    (``made``), or read back from a ``script`` when a proof is replayed. The kernel
+    checks only that each is well formed: any choice is sound."""
+
+    def __init__(self, script=None):
+        self.made, self.script = [], None if script is None else iter(script)
+
+    def _next(self, make):
+        if self.script is None:
+            pick = make()
+        else:
+            pick = next(self.script, None)
+            if pick is None:
+                raise KernelError("replay: the recorded choices ran out")
+        self.made.append(pick)
+        return pick
+
+    def order(self, bs, factors):
+        perm = self._next(lambda: [bs.index(b) for b in binder_order(bs, factors)] if binder_order
+                          else list(range(len(bs))))
+        if sorted(perm) != list(range(len(bs))):
+            raise KernelError("the binder order chosen is not a permutation")
+        return [bs[k] for k in perm]
+
+    def nest(self, bs, factors, scope):
+        def make():
+            v = nest_order(bs, factors, scope) if nest_order else None
+            return bs.index(v) if v in bs else -1
+        k = self._next(make)
+        if not (isinstance(k, int) and -1 <= k < len(bs)):
+            raise KernelError("the nesting choice is not one of the binders")
+        return None if k < 0 else bs[k]
 
 
 def _the_atom(u: NF) -> Atom:
@@ -1066,7 +1136,7 @@ def _confine(m: Mono, b: IndexVar):
     indicators)`` for ``L <= c b <= L + c - 1`` (one value, ``ceil(L / c)``, for any
     coefficient c >= 1); ``("range", offset, width)`` for a window of constant width
     narrower than b's range, a constant lower bound, or an upper bound below b's; else
-    None."""
+    None. Every width returned is provably >= 0."""
     lows, highs = {}, {}
     for a, _ in m.factors:
         split = a.p.linear_in(b) if isinstance(a, IndA) and b in a.ivars else None
@@ -1088,7 +1158,9 @@ def _confine(m: Mono, b: IndexVar):
             if w.is_const() and 0 <= w.const_value() and (not b.size.is_const() or w.const_value() + 1 < b.size.const_value()):
                 return "range", low, Poly.const(w.const_value() + 1)
     for low in lo:
-        if low.is_const() and low.const_value() >= 1:
+        # [low, N) with a constant low: its length N - low must be provably >= 0 (at a
+        # smaller N the window is empty and the sum is 0, not N - low)
+        if low.is_const() and low.const_value() >= 1 and nonneg(b.size - low):
             return "range", low, b.size - low
     for high in hi:
         if not high.index_atoms() and nonneg(high) and ppositive(b.size - 1 - high):

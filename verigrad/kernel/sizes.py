@@ -2,7 +2,8 @@
 
 A size symbol ``n`` ranges over the integers ``>= lower`` (``lower >= 1``, so a size
 is always positive and may be raised to rational powers). An index variable ``i``
-ranges over ``[0, size)`` for a size expression ``size``. ``Poly`` is a polynomial
+ranges over ``[0, size)`` for a size expression ``size`` that is provably ``>= 0`` (so a
+sum over ``i`` has ``size`` terms, never a negative number of them). ``Poly`` is a polynomial
 with integer coefficients over these symbols and over floor divisions ``a // m``
 (``a % m`` is written ``a - m * (a // m)``, so floor division is the only operator).
 
@@ -14,8 +15,8 @@ bounds and must then have only non-negative coefficients.
 """
 from __future__ import annotations
 
-import itertools
 from math import gcd
+from types import MappingProxyType
 
 
 class KernelError(Exception):
@@ -30,13 +31,29 @@ def _intern(cls, args):
     obj = _interned.get(key)
     if obj is None:
         obj = object.__new__(cls)
-        obj._args = args
+        object.__setattr__(obj, "_args", args)
         obj._init(*args)
         _interned[key] = obj
     return obj
 
 
-class IntSym:
+class _Frozen:
+    """Hash-consed values are shared, so none may change after it is made: attributes
+    are set once, by the constructor, through ``object.__setattr__``."""
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    __delattr__ = __setattr__
+
+
+def _set(obj, **attrs):
+    for k, v in attrs.items():
+        object.__setattr__(obj, k, v)
+
+
+class IntSym(_Frozen):
     """An integer-valued symbol; hash-consed, so equality is identity. Arithmetic on
     symbols builds ``Poly``s: ``n + 1``, ``2 * i + k``."""
 
@@ -58,26 +75,33 @@ class SizeSym(IntSym):
         return _intern(cls, (name, lower))
 
     def _init(self, name, lower):
-        self.name, self.lower = name, lower
-        self.skey = f"s:{name}>{lower}"
+        _set(self, name=name, lower=lower, skey=f"s:{name}>{lower}")
 
 
 class IndexVar(IntSym):
-    """An index ranging over ``[0, size)``. ``tag`` separates user indices (""),
-    canonical bound indices ("b") and fresh temporaries ("t")."""
+    """An index ranging over ``[0, size)``; ``size`` must be provably ``>= 0``.
 
-    def __new__(cls, name: str, size, tag: str = ""):
-        size = as_poly(size)
-        if size.index_atoms():
-            raise KernelError(f"index {name}: its range {size} must be a size expression, not depend on indices")
-        return _intern(cls, (name, size, tag))
+    Indices made here are the statement-level ones (``tag`` ""). The kernel's own
+    indices (canonical binders of normal forms, temporaries of a decision) carry a tag
+    and are made only by ``_reserved``: no term a rule accepts may contain one, so a
+    user cannot forge a name the normal form relies on being fresh."""
+
+    def __new__(cls, name: str, size):
+        return _reserved(name, size, "")
 
     def _init(self, name, size, tag):
-        self.name, self.size, self.tag = name, size, tag
-        self.skey = f"i{tag}:{name}<{size.skey}"
+        _set(self, name=name, size=size, tag=tag, skey=f"i{tag}:{name}<{size.skey}")
 
 
-_fresh_counter = itertools.count()
+def _reserved(name: str, size, tag: str) -> IndexVar:
+    if not isinstance(name, str) or not name:
+        raise KernelError(f"index name {name!r} must be a non-empty string")
+    size = as_poly(size)
+    if size.index_atoms():
+        raise KernelError(f"index {name}: its range {size} must be a size expression, not depend on indices")
+    if not nonneg(size):
+        raise KernelError(f"index {name}: its range [0, {size}) has a length not provably >= 0")
+    return _intern(IndexVar, (name, size, tag))
 
 
 for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__mod__"):
@@ -85,15 +109,27 @@ for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
 IntSym.__neg__ = lambda self: -Poly.sym(self)
 
 
+# Temporaries ("t", "k") are numbered per decision (``reset_temporaries``), so the same
+# decision makes the same names in any process and a proof can be replayed elsewhere.
+# Placeholders that code outside the kernel makes (tag "h") are numbered for good.
+_counters: dict = {}
+
+
+def reset_temporaries():
+    _counters.pop("t", None), _counters.pop("k", None)
+
+
 def fresh_index(size, hint: str = "t", tag: str = "t") -> IndexVar:
-    """A new index variable, distinct from every index seen before: tag "t" for a binder
-    being built, "k" for a free index of a decision."""
-    return IndexVar(f"{hint}_{next(_fresh_counter)}", size, tag)
+    """A reserved index distinct from every other of its tag since the last reset (and,
+    being reserved, from every index of the terms a rule accepts): tag "t" for a binder
+    being built, "k" for a free index of a decision, "h" for a placeholder outside."""
+    n = _counters[tag] = _counters.get(tag, 0) + 1
+    return _reserved(f"{hint}_{n}", size, tag)
 
 
 def bound_index(height: int, position: int, size) -> IndexVar:
     """The canonical name of binder ``position`` of a sum of nesting height ``height``."""
-    return IndexVar(f"_{height}_{position}", size, "b")
+    return _reserved(f"_{height}_{position}", size, "b")
 
 
 FLOORDIVS: list = []     # every floor division made, for normal.divisions
@@ -106,15 +142,16 @@ class FloorDiv(IntSym):
         return _intern(cls, (a, m))
 
     def _init(self, a, m):
-        self.a, self.m = a, m
-        self.symbols = lambda: a.symbols() | m.symbols()
+        _set(self, a=a, m=m, name=f"floor(({a})/({m}))", skey=f"f:({a.skey})//({m.skey})")
         FLOORDIVS.append(self)
-        self.name = f"floor(({a})/({m}))"
-        self.skey = f"f:({a.skey})//({m.skey})"
+
+    def symbols(self):
+        return self.a.symbols() | self.m.symbols()
 
 
-class Poly:
-    """A polynomial with integer coefficients over IntSyms; canonical and interned."""
+class Poly(_Frozen):
+    """A polynomial with integer coefficients over IntSyms; canonical and interned.
+    ``terms`` maps each monomial (a sorted tuple of ``(symbol, power)``) to its coefficient."""
     __slots__ = ("_args", "terms", "skey", "_vars", "__weakref__")
 
     def __new__(cls, terms: dict):
@@ -126,9 +163,8 @@ class Poly:
         return hit
 
     def _init(self, *items):
-        self.terms = dict(items)
-        self.skey = "+".join(f"{c}*{_mono_key(m)}" for m, c in items) or "0"
-        self._vars = None
+        _set(self, terms=MappingProxyType(dict(items)), _vars=None,
+             skey="+".join(f"{c}*{_mono_key(m)}" for m, c in items) or "0")
 
     # -- construction -------------------------------------------------------------
     @staticmethod
@@ -155,7 +191,7 @@ class Poly:
                     out.add(s)
                     if isinstance(s, FloorDiv):
                         out |= s.a.symbols() | s.m.symbols()
-            self._vars = frozenset(out)
+            object.__setattr__(self, "_vars", frozenset(out))
         return self._vars
 
     def index_atoms(self) -> frozenset:
@@ -333,15 +369,17 @@ def _bound(p: Poly, want_low: bool):
 
 def _mods_as_indices(p: Poly) -> Poly:
     """Write each ``alpha*(a - m*(a // m))`` in ``p`` (that is, ``alpha*(a % m)``) as
-    ``alpha*r`` for a fresh index ``r`` of range ``m``: ``a % m`` lies in ``[0, m)``."""
-    for fd in [s for s in p.top_atoms() if isinstance(s, FloorDiv)]:
+    ``alpha*r`` for a new index ``r`` of range ``m``: ``a % m`` lies in ``[0, m)``. The
+    ``r`` are reserved names numbered in the order of the (sorted) floor divisions, so
+    the oracle's answer does not depend on anything but ``p``."""
+    for k, fd in enumerate(sorted(s for s in p.top_atoms() if isinstance(s, FloorDiv))):
         split = p.linear_in(fd)
         if split is None:
             continue
         q, r = divide_exact(split[0], fd.m)
         if r is ZERO and q is not ZERO:
             alpha = -q
-            p = alpha * Poly.sym(fresh_index(fd.m, "mod")) + split[1] - alpha * fd.a
+            p = alpha * Poly.sym(_reserved(f"mod{k}", fd.m, "m")) + split[1] - alpha * fd.a
     return p
 
 

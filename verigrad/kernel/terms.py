@@ -15,30 +15,31 @@ from __future__ import annotations
 import inspect
 from fractions import Fraction
 
-from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, as_poly, fresh_index, nonneg, poly_str
+from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, nonneg, poly_str
 
 _interned: dict = {}
 _raw: dict = {}
 
 ELEMENTARY = ("exp", "log", "tanh", "erf")
-FACTS = ("positive", "nonneg", "nonzero")
+FACTS = ("positive", "nonneg", "nonzero", "integer")
 
 
 def _shape_str(shape) -> str:
     return "(" + ", ".join(poly_str(s) for s in shape) + ")"
 
 
-class Term:
+class Term(_Frozen):
     """Base class of all terms. A subclass's ``_canon`` checks the constructor's arguments
     and returns them in canonical form; they are kept under its parameter names, and its
     ``_build`` sets ``shape`` and ``skey``. Set here from the arguments: ``free_idx`` (the
     free index variables of the subterms and integer expressions, less the index
     variables among the arguments, which are bound), ``atoms`` (the variables and function
     symbols occurring), ``sizes``, ``has_at`` and ``mentions`` (the atoms including those
-    an ``At`` binds)."""
+    an ``At`` binds), and ``reserved`` (some index, free or bound, is one of the kernel's
+    own: such a term is refused by every rule). Terms are immutable."""
 
-    __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "has_at", "mentions", "__weakref__",
-                 "__dict__")
+    __slots__ = ("_args", "shape", "_skey", "free_idx", "atoms", "sizes", "has_at", "mentions", "reserved",
+                 "__weakref__", "__dict__")
 
     def __new__(cls, *args, **kw):
         try:                                    # the same raw arguments: already checked
@@ -53,10 +54,11 @@ class Term:
         obj = _interned.get(key)
         if obj is None:
             obj = object.__new__(cls)
-            obj._args = args
+            put = object.__setattr__
+            put(obj, "_args", args)
             for name, a in zip(cls._fields, args):
-                setattr(obj, name, a)
-            kids, free, atoms, sizes, bound = [], set(), set(), set(), set()
+                put(obj, name, a)
+            kids, free, atoms, sizes, bound, reserved = [], set(), set(), set(), set(), False
             for x in args:
                 for a in (x if isinstance(x, tuple) else (x,)):
                     if isinstance(a, Term):
@@ -64,21 +66,26 @@ class Term:
                         free |= a.free_idx
                         atoms |= a.atoms
                         sizes |= a.sizes
+                        reserved = reserved or a.reserved
                     elif isinstance(a, Poly):
                         free |= a.index_vars()
                         sizes |= _size_syms(a)
+                        reserved = reserved or any(v.tag for v in a.index_vars())
                     elif isinstance(a, IndexVar):
                         bound.add(a)
                         sizes |= _size_syms(a.size)
+                        reserved = reserved or bool(a.tag)
                     elif isinstance(a, _Symbol):
                         atoms.add(a)
                         sizes |= a.sizes
-            obj.free_idx, obj.atoms = frozenset(free - bound), frozenset(atoms)
+            put(obj, "free_idx", frozenset(free - bound))
+            put(obj, "atoms", frozenset(atoms))
+            put(obj, "reserved", reserved)
             obj._build(*args)
-            obj.sizes = frozenset(sizes.union(*map(_size_syms, obj.shape)))
-            obj.has_at = cls is At or any(k.has_at for k in kids)
-            obj.mentions = obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ()) \
-                if obj.has_at else obj.atoms
+            put(obj, "sizes", frozenset(sizes.union(*map(_size_syms, obj.shape))))
+            put(obj, "has_at", cls is At or any(k.has_at for k in kids))
+            put(obj, "mentions", obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ())
+                if obj.has_at else obj.atoms)
             _interned[key] = obj
         if raw is not None:
             _raw[raw] = obj
@@ -87,16 +94,20 @@ class Term:
     def __init_subclass__(cls):
         cls._fields = tuple(inspect.signature(cls._canon).parameters)
 
-    def _set(self, shape, skey, atoms=None):
-        self.shape, self._skey = tuple(shape), skey
+    def _set(self, shape, skey, atoms=None, **extra):
+        put = object.__setattr__
+        put(self, "shape", tuple(shape))
+        put(self, "_skey", skey)
         if atoms is not None:
-            self.atoms = frozenset(atoms)
+            put(self, "atoms", frozenset(atoms))
+        for k, v in extra.items():
+            put(self, k, v)
 
     @property
     def skey(self) -> str:
         """A total-order key (built on demand: for a shared term it can be long)."""
         if not isinstance(self._skey, str):
-            self._skey = self._skey()
+            object.__setattr__(self, "_skey", self._skey())
         return self._skey
 
     def __reduce__(self):
@@ -152,7 +163,9 @@ def _check_index(e: Poly, size: Poly, where):
 # -- leaves ------------------------------------------------------------------------------
 
 class Var(Term):
-    """A tensor (or scalar, shape ``()``) variable with optional entrywise facts."""
+    """A tensor (or scalar, shape ``()``) variable with optional entrywise facts:
+    ``positive``, ``nonneg``, ``nonzero``, ``integer`` (integer data: labels, lengths; no
+    derivative is taken with respect to it)."""
 
     @classmethod
     def _canon(cls, name, shape=(), facts=()):
@@ -172,9 +185,8 @@ class Var(Term):
         return name, shape, tuple(sorted(facts))
 
     def _build(self, name, shape, facts):
-        self.facts = frozenset(facts)
         self._set(shape, lambda: f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else ""),
-                  (self,))
+                  (self,), facts=frozenset(facts))
 
 
 class Num(Term):
@@ -303,8 +315,8 @@ class Pow(Term):
         self._set(base.shape, lambda: f"P({base.skey})^{exponent}")
 
 
-class _Symbol:
-    """A named function symbol, interned by its arguments."""
+class _Symbol(_Frozen):
+    """A named function symbol, interned by its arguments; immutable."""
 
     def __new__(cls, name: str, *args):
         key = (cls, name, args)
@@ -313,7 +325,7 @@ class _Symbol:
             if not isinstance(name, str) or not name.isidentifier() or name in ELEMENTARY:
                 raise KernelError(f"{name!r} cannot name an opaque function")
             obj = object.__new__(cls)
-            obj.name = name
+            object.__setattr__(obj, "name", name)
             obj._init(*args)
             _interned[key] = obj
         return obj
@@ -330,7 +342,7 @@ class ScalarFn(_Symbol):
         return super().__new__(cls, name, arity)
 
     def _init(self, arity):
-        self.arity, self.skey = arity, f"F:{self.name}/{arity}"
+        _set(self, arity=arity, skey=f"F:{self.name}/{arity}")
 
     def __call__(self, *args):
         return Func(self, tuple(args))
@@ -355,10 +367,10 @@ class Func(Term):
         return fn, args
 
     def _build(self, fn, args):
-        self.fname = fn if isinstance(fn, str) else fn.name
+        name = fn if isinstance(fn, str) else fn.name
         key = fn if isinstance(fn, str) else fn.skey
-        self._set(_broadcast(args, f"arguments of {self.fname}"),
-                  lambda: f"F{key}(" + ",".join(a.skey for a in args) + ")")
+        self._set(_broadcast(args, f"arguments of {name}"),
+                  lambda: f"F{key}(" + ",".join(a.skey for a in args) + ")", fname=name)
 
 
 class Sum(Term):
@@ -445,10 +457,10 @@ class TensorFn(_Symbol):
                                tuple(as_poly(s) for s in out_shape))
 
     def _init(self, arg_shapes, out_shape):
-        self.arg_shapes, self.out_shape = arg_shapes, out_shape
-        self.sizes = frozenset().union(*(_size_syms(s) for sh in arg_shapes + (out_shape,) for s in sh))
-        self.skey = f"T:{self.name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes) \
-            + "->" + ".".join(s.skey for s in out_shape)
+        _set(self, arg_shapes=arg_shapes, out_shape=out_shape,
+             sizes=frozenset().union(*(_size_syms(s) for sh in arg_shapes + (out_shape,) for s in sh)),
+             skey=f"T:{self.name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes)
+             + "->" + ".".join(s.skey for s in out_shape))
 
     def __call__(self, *args):
         return Apply(self, tuple(args))
@@ -485,6 +497,8 @@ class Deriv(Term):
             raise KernelError(f"derivative of the non-scalar {body!r}")
         if not isinstance(var, Var):
             raise KernelError(f"derivative with respect to {var!r}, which is not a variable")
+        if "integer" in var.facts:
+            raise KernelError(f"derivative with respect to {var.name}, which takes only integer values")
         idx = tuple(as_poly(e) for e in idx)
         if len(idx) != len(var.shape):
             raise KernelError(f"derivative with respect to {var.name} needs {len(var.shape)} indices, got {len(idx)}")
@@ -558,8 +572,9 @@ def vjp_statement(forward: Term, var: Var, cotangent: Var):
     if cotangent.shape != forward.shape:
         raise KernelError(f"cotangent {cotangent.name} has shape {_shape_str(cotangent.shape)}, "
                           f"the forward has {_shape_str(forward.shape)}")
-    ks = [IndexVar(f"k{j}" if len(var.shape) > 1 else "k", s) for j, s in enumerate(var.shape)]
-    is_ = [IndexVar(f"i{j}" if len(forward.shape) > 1 else "i", s) for j, s in enumerate(forward.shape)]
+    taken = set(forward.free_idx)    # the binders may not capture a free index of the forward
+    ks = [fresh_name(f"k{j}" if len(var.shape) > 1 else "k", s, taken) for j, s in enumerate(var.shape)]
+    is_ = [fresh_name(f"i{j}" if len(forward.shape) > 1 else "i", s, taken) for j, s in enumerate(forward.shape)]
     body = Mul((Index(cotangent, is_) if is_ else cotangent,
                   Deriv(Index(forward, is_) if is_ else forward, var, ks)))
     for i in reversed(is_):
@@ -568,6 +583,26 @@ def vjp_statement(forward: Term, var: Var, cotangent: Var):
 
 
 # -- substitution ------------------------------------------------------------------------
+
+def fresh_name(name: str, size, taken: set, tag: str = "") -> IndexVar:
+    """The index ``name`` (primed as often as needed) of range ``size`` that is not in
+    ``taken``; it is added to ``taken``. Deterministic: the same terms get the same names
+    in any process, so a proof can be replayed."""
+    from .sizes import _reserved
+    while (v := _reserved(name, size, tag)) in taken:
+        name += "'"
+    taken.add(v)
+    return v
+
+
+def _fresh_var(p: Var, shape, taken: set) -> Var:
+    """A variable like ``p`` (with ``shape``), primed until it is not in ``taken``."""
+    name = p.name
+    while (q := Var(name, shape, p.facts)) in taken:
+        name += "'"
+    taken.add(q)
+    return q
+
 
 class FnLam:
     """``lambda x1..xk: body``: what an opaque TensorFn may be instantiated with. ``cot``
@@ -579,7 +614,8 @@ class FnLam:
             if not isinstance(p, Var):
                 raise KernelError(f"function parameter {p!r} is not a variable")
         self.cot = cot or Var(f"cot'{next(_fresh_vars)}", self.body.shape)
-        if not isinstance(self.cot, Var) or self.cot.shape != self.body.shape or self.cot in self.params:
+        if not isinstance(self.cot, Var) or self.cot.shape != self.body.shape or self.cot in self.params \
+                or self.cot in self.body.atoms:
             raise KernelError(f"{self.cot!r} cannot be the cotangent variable of a function of shape "
                               f"{_shape_str(self.body.shape)}")
 
@@ -597,28 +633,39 @@ def subst(t: Term, mapping: dict) -> Term:
 
 
 class _Subst:
-    def __init__(self, mapping, ints, captured=None):
+    def __init__(self, mapping, ints, brings=None):
         self.mapping, self.ints, self.cache = mapping, ints, {}
         self.sizes = {k for k in ints if isinstance(k, SizeSym)}
-        if captured is None:    # the free indices of the values, as they will be substituted
-            captured = set().union(*(p.index_vars() for p in ints.values()))
+        if brings is None:      # the free indices each substituted symbol's value brings in
+            brings = {k: p.index_vars() for k, p in ints.items()}
             for k, v in mapping.items():
                 if not isinstance(k, IntSym):
-                    captured |= v.body.free_idx if isinstance(v, FnLam) else as_term(v).free_idx
-        self.captured = captured
+                    brings[k] = v.body.free_idx if isinstance(v, FnLam) else as_term(v).free_idx
+        self.brings = brings
 
     def poly(self, p: Poly) -> Poly:
         return p.subst(self.ints)
 
-    def binder(self, v: IndexVar):
-        """A replacement for the bound index ``v`` and the extended substitution."""
+    def brought(self, t: Term) -> set:
+        """The indices the substitution brings into ``t``: those of the values of the
+        symbols free in it."""
+        out = set()
+        for k in (t.free_idx & self.ints.keys()) | (t.atoms & self.mapping.keys()):
+            out |= self.brings[k]
+        return out
+
+    def binder(self, v: IndexVar, t: Term, scope: set):
+        """A replacement for the index ``v`` bound by ``t``, and the extended
+        substitution. ``v`` is renamed when a value substituted in ``t`` brings in an
+        index of that name, or its range changes; the new name avoids those indices and
+        ``scope`` (the free indices of ``t`` and its other binders)."""
         size = self.poly(v.size)
-        if v in self.captured or size is not v.size:
-            # Deterministic when only the range changes, so equal substitutions give equal terms.
-            w = fresh_index(size, v.name) if v in self.captured else IndexVar(v.name, size, v.tag)
-            return w, _Subst(self.mapping, {**self.ints, v: Poly.sym(w)}, self.captured)
+        brought = self.brought(t)
+        if v in brought or size is not v.size:
+            w = fresh_name(v.name, size, brought | scope, v.tag)
+            return w, _Subst(self.mapping, {**self.ints, v: Poly.sym(w)}, {**self.brings, v: {w}})
         if v in self.ints:  # a bound index shadows a substituted free one of that name
-            return v, _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v}, self.captured)
+            return v, _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v}, self.brings)
         return v, self
 
     def go(self, t: Term) -> Term:
@@ -637,11 +684,13 @@ class _Subst:
         captured = set()
         for v in inner.values():
             captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
+        # a param is renamed when a value mentions it or its shape changes, to a variable
+        # that is neither brought in by a value nor free in the body
+        taken = captured | (t.body.atoms - set(t.params))
         params = []
         for p in t.params:
-            q = Var(p.name, [self.poly(s) for s in p.shape], p.facts)
-            if p in captured:
-                q = Var(f"{p.name}'{next(_fresh_vars)}", q.shape, p.facts)
+            shape = tuple(self.poly(s) for s in p.shape)
+            q = _fresh_var(p, shape, taken) if p in captured or shape != p.shape else p
             if q is not p:
                 inner[p] = q
             params.append(q)
@@ -659,11 +708,11 @@ class _Subst:
         if isinstance(t, Lamda):
             inner, vs = self, []
             for v in t.idxs:
-                w, inner = inner.binder(v)
+                w, inner = inner.binder(v, t, t.free_idx | set(t.idxs) - {v} | set(vs))
                 vs.append(w)
             return Lamda(vs, inner.go(t.body))
         if isinstance(t, (Sum, ReduceMax)):
-            w, inner = self.binder(t.idx)
+            w, inner = self.binder(t.idx, t, t.free_idx)
             return type(t)(w, inner.go(t.body), *t._args[2:])
         if isinstance(t, At):
             return self._at(t)

@@ -5,22 +5,30 @@ value of its free variables (sizes >= their lower bounds, indices in their range
 scalars with their facts) at which every hypothesis holds and every condition holds
 (each condition universally over its indices), ``lhs`` and ``rhs`` are equal.
 
-Only the functions of this module construct theorems: ``Theorem.__init__`` demands a
-token private to it. Tactics outside the kernel propose terms; these rules check.
+Only the functions of this module construct theorems (``_make``), and every rule
+accepts as a premise only a theorem ``_make`` issued, unchanged since. Tactics outside
+the kernel propose terms; these rules check. (Inside one Python process this protection
+is a guard against mistakes, not against a hostile caller, who can reach any object:
+a proof is trusted without trusting the process that made it by replaying its trace
+with ``verigrad check``, in a fresh process that loads only this kernel.)
+
+Every theorem records the rule that made it and the rule's other inputs (``args``), so
+the proof can be written out as a trace and replayed (``replay.py``). Observers
+(``observers``) see every theorem made, e.g. to check it numerically while tests run.
 """
 from __future__ import annotations
 
 import gc
 import itertools
 import math
+import weakref
 from dataclasses import dataclass
 
 from . import terms as T
 from .axioms import AXIOMS
-from .normal import NF, Normalizer, NotDifferentiable, divisions
-from .sizes import ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg
-
-_TOKEN = object()
+from .normal import NF, Choices, Normalizer, NotDifferentiable, divisions
+from .sizes import (ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg,
+                    reset_temporaries)
 
 
 @dataclass(frozen=True)
@@ -34,16 +42,10 @@ class Condition:
 class Theorem:
     """``hyps |- lhs = rhs`` (under ``conds``), made only by kernel rules. Its display
     (``statement()``, ``latex()``, reprs) is attached by ``verigrad.report.printing``."""
-    __slots__ = ("hyps", "conds", "lhs", "rhs", "rule", "parents", "used")
+    __slots__ = ("hyps", "conds", "lhs", "rhs", "rule", "parents", "used", "args", "__weakref__")
 
-    def __init__(self, token, hyps, conds, lhs, rhs, rule, parents=(), used=()):
-        if token is not _TOKEN:
-            raise KernelError("theorems are made only by the kernel's rules")
-        if lhs.shape != rhs.shape:
-            raise KernelError(f"internal: equation between shapes {lhs.shape} and {rhs.shape}")
-        for k, v in zip(self.__slots__, (frozenset(hyps), frozenset(conds), lhs, rhs, rule, tuple(parents),
-                                         frozenset(used))):
-            object.__setattr__(self, k, v)
+    def __init__(self, *_args, **_kw):
+        raise KernelError("theorems are made only by the kernel's rules")
 
     def __setattr__(self, name, value):
         raise AttributeError("theorems are immutable")
@@ -61,10 +63,61 @@ class Theorem:
         return sorted(out)
 
 
-def _make(hyps, conds, lhs, rhs, rule, parents=(), used=()):
+# The theorems this kernel issued, with the statement each was issued with.
+_issued: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+observers: list = []        # callables ``f(theorem)``, told of every theorem made
+
+
+def _fields(th):
+    return th.hyps, th.conds, th.lhs, th.rhs
+
+
+def _make(hyps, conds, lhs, rhs, rule, parents=(), used=(), args=()):
     if bad := set(used) - AXIOMS.keys():
         raise KernelError(f"internal: unregistered axioms {sorted(bad)}")
-    return Theorem(_TOKEN, hyps, conds, lhs, rhs, rule, parents, used)
+    if lhs.shape != rhs.shape:
+        raise KernelError(f"internal: equation between shapes {lhs.shape} and {rhs.shape}")
+    for p in parents:
+        _genuine(p)
+    th = object.__new__(Theorem)
+    for k, v in zip(Theorem.__slots__, (frozenset(hyps), frozenset(conds), lhs, rhs, rule, tuple(parents),
+                                        frozenset(used), tuple(args))):
+        object.__setattr__(th, k, v)
+    for t in _terms_of(th):
+        if t.reserved:
+            raise KernelError(f"internal: the {rule} rule stated a kernel-reserved index: {t!r}")
+    _issued[th] = _fields(th)
+    for obs in observers:
+        obs(th)
+    return th
+
+
+def _genuine(th) -> Theorem:
+    """``th`` if this kernel issued it with the statement it has now."""
+    issued = _issued.get(th) if isinstance(th, Theorem) else None
+    if issued is None or any(a is not b and a != b for a, b in zip(issued, _fields(th))):
+        raise KernelError(f"{th!r} is not a theorem issued by the kernel")
+    return th
+
+
+def _terms_of(th):
+    return [th.lhs, th.rhs, *(t for h in th.hyps for t in h), *(c.term for c in th.conds)]
+
+
+def _public(t, rule: str):
+    """A term a rule may take: built only from statement-level indices."""
+    if not isinstance(t, T.Term):
+        t = T.as_term(t)
+    if t.reserved:
+        raise KernelError(f"{rule}: the term contains a kernel-reserved index name: {t!r}")
+    return t
+
+
+def _public_poly(p, rule: str) -> Poly:
+    p = as_poly(p)
+    if any(v.tag for v in p.index_vars()):
+        raise KernelError(f"{rule}: {p} contains a kernel-reserved index name")
+    return p
 
 
 def _hyps(*ths):
@@ -79,23 +132,27 @@ def _conds(*ths):
 
 def refl(t: T.Term) -> Theorem:
     """``|- t = t``."""
-    return _make((), (), t, t, "refl")
+    t = _public(t, "refl")
+    return _make((), (), t, t, "refl", args=(t,))
 
 
 def assume(lhs: T.Term, rhs: T.Term) -> Theorem:
     """``lhs = rhs |- lhs = rhs``."""
+    lhs, rhs = _public(lhs, "assume"), _public(rhs, "assume")
     if lhs.shape != rhs.shape:
         raise KernelError(f"cannot assume an equation between shapes {lhs.shape} and {rhs.shape}")
-    return _make({(lhs, rhs)}, (), lhs, rhs, "assume")
+    return _make({(lhs, rhs)}, (), lhs, rhs, "assume", args=(lhs, rhs))
 
 
 def symm(th: Theorem) -> Theorem:
     """From ``a = b`` infer ``b = a``."""
+    _genuine(th)
     return _make(th.hyps, th.conds, th.rhs, th.lhs, "symm", (th,))
 
 
 def trans(th1: Theorem, th2: Theorem) -> Theorem:
     """From ``a = b`` and ``b = c`` infer ``a = c``."""
+    _genuine(th1), _genuine(th2)
     if th1.rhs is not th2.lhs:
         raise KernelError(f"trans: {th1.rhs!r} is not {th2.lhs!r}")
     return _make(_hyps(th1, th2), _conds(th1, th2), th1.lhs, th2.rhs, "trans", (th1, th2))
@@ -103,30 +160,31 @@ def trans(th1: Theorem, th2: Theorem) -> Theorem:
 
 def index(th: Theorem, idx) -> Theorem:
     """From ``A = B`` infer ``A[idx] = B[idx]`` (congruence under indexing)."""
-    return _make(th.hyps, th.conds, T.Index(th.lhs, tuple(idx)), T.Index(th.rhs, tuple(idx)),
-                 "index", (th,), {"congruence"})
+    idx = tuple(_public_poly(e, "index") for e in idx)
+    return _make(th.hyps, th.conds, T.Index(_genuine(th).lhs, idx), T.Index(th.rhs, idx),
+                 "index", (th,), {"congruence"}, args=(idx,))
 
 
 def abstract(th: Theorem, idxs) -> Theorem:
     """Extensionality: from ``A[i..] = B[i..]`` for free ``i..`` infer
     ``Lamda[i..](A) = Lamda[i..](B)``. The indices must not occur in the hypotheses or
     conditions (the statement holds for every value of them)."""
-    idxs = tuple(idxs)
+    idxs, _ = tuple(idxs), _genuine(th)
     for v in idxs:
-        if not isinstance(v, IndexVar):
-            raise KernelError(f"abstract over {v!r}, which is not an index variable")
+        if not isinstance(v, IndexVar) or v.tag:
+            raise KernelError(f"abstract over {v!r}, which is not a statement-level index variable")
         if any(v in l.free_idx or v in r.free_idx for l, r in th.hyps):
             raise KernelError(f"abstract over {v.name}, which occurs in a hypothesis")
         if any(v in c.term.free_idx for c in th.conds):
             raise KernelError(f"abstract over {v.name}, which occurs in a side condition")
     return _make(th.hyps, th.conds, T.Lamda(idxs, th.lhs), T.Lamda(idxs, th.rhs), "abstract",
-                 (th,), {"extensionality"})
+                 (th,), {"extensionality"}, args=(idxs,))
 
 
 def define(name: str, body: T.Term) -> tuple[T.Term, Theorem]:
     """A defined constant and its defining equation ``|- name = body``."""
-    c = T.Named(name, body)
-    return c, _make((), (), c, body, "definition", (), {"definition"})
+    c = T.Named(name, _public(body, "define"))
+    return c, _make((), (), c, c.body, "definition", (), {"definition"}, args=(name, c.body))
 
 
 def rewrite(th: Theorem, target: T.Term) -> Theorem:
@@ -134,13 +192,24 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     ``target`` that is not under a binder of its free indices is replaced by ``th.rhs``.
     With hypotheses, occurrences inside derivatives are left alone (a hypothesis holds
     at a point, not as an identity of functions). Inside ``At(body, ps, vs)`` the
-    theorem is used at the point ``ps := vs``, so its side conditions are taken there."""
+    theorem is used at the point ``ps := vs``, so its side conditions are taken there, and
+    it is used only where each value has the facts (positive, integer, ...) the theorem
+    may assume of its param."""
+    target = _public(target, "rewrite")
+    _genuine(th)
     blocked = th.lhs.free_idx | th.rhs.free_idx
     hyp_vars = set()
     for l, r in th.hyps:
         blocked |= l.free_idx | r.free_idx
         hyp_vars |= l.atoms | r.atoms
-    cache, conds = {}, set()
+    th_vars = set().union(*(t.mentions for t in _terms_of(th)))
+    cache, conds, nz = {}, set(), Normalizer()
+
+    def usable_at(at: T.At) -> bool:
+        """The theorem may be used inside ``at``'s body: no param it mentions is a
+        hypothesis' variable, and every value has its param's facts."""
+        return not (set(at.params) & hyp_vars) and all(
+            _missing_fact(p, v, nz) is None for p, v in zip(at.params, at.values) if p in th_vars)
 
     def go(t: T.Term, ats: tuple) -> T.Term:
         if not th.lhs.atoms <= t.mentions:    # cannot occur in t: leave t alone
@@ -155,17 +224,17 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
             return th.rhs
         key = (t, ats)
         if key not in cache:
-            cache[key] = _rebuild(t, lambda u: go(u, ats), blocked, bool(th.hyps), hyp_vars,
+            cache[key] = _rebuild(t, lambda u: go(u, ats), blocked, bool(th.hyps), usable_at,
                                   lambda u: go(u, ats + (t,)))
         return cache[key]
 
     new = go(target, ())
     if not conds and new is target:
-        raise KernelError(f"rewrite: {th.lhs!r} does not occur in {target!r}")
-    return _make(_hyps(th), conds, target, new, "rewrite", (th,), {"congruence"})
+        raise KernelError(f"rewrite: {th.lhs!r} does not occur where it may be used in {target!r}")
+    return _make(_hyps(th), conds, target, new, "rewrite", (th,), {"congruence"}, args=(target,))
 
 
-def _rebuild(t: T.Term, go, blocked, has_hyps, hyp_vars, go_inside_at) -> T.Term:
+def _rebuild(t: T.Term, go, blocked, has_hyps, usable_at, go_inside_at) -> T.Term:
     if isinstance(t, (T.Lamda, T.Sum, T.ReduceMax)):
         bound = set(t.idxs) if isinstance(t, T.Lamda) else {t.idx}
         if bound & blocked:
@@ -173,15 +242,41 @@ def _rebuild(t: T.Term, go, blocked, has_hyps, hyp_vars, go_inside_at) -> T.Term
     if isinstance(t, T.Deriv) and has_hyps:
         return t
     if isinstance(t, T.At):
-        body = t.body if set(t.params) & hyp_vars else go_inside_at(t.body)
+        body = go_inside_at(t.body) if usable_at(t) else t.body
         return T.At(body, t.params, [go(v) for v in t.values])
     return T.map_args(t, go)
 
 
+def _missing_fact(p: T.Var, v: T.Term, nz: Normalizer):
+    """The first fact of ``p`` that ``v`` is not shown to have, or None."""
+    shown = {"positive": ("pos",), "nonneg": ("pos", "nonneg"), "nonzero": ("pos",)}
+    for fact in [f for f in ("positive", "nonzero", "nonneg", "integer") if f in p.facts]:
+        if not (_integral(v) if fact == "integer" else nz.sign(v) in shown[fact]):
+            return fact
+    return None
+
+
+def _integral(t: T.Term) -> bool:
+    """``t`` takes only integer values, by its structure."""
+    if isinstance(t, T.Var):
+        return "integer" in t.facts
+    if isinstance(t, T.Num):
+        return t.value.denominator == 1
+    if isinstance(t, (T.IntVal, T.Delta, T.IntCond, T.RealCond)):
+        return True
+    if isinstance(t, (T.Index, T.Lamda, T.Named, T.Sum, T.ReduceMax)):
+        return _integral(t.base if isinstance(t, T.Index) else t.body)
+    if isinstance(t, (T.Add, T.Mul)):
+        return all(_integral(a) for a in t.terms)
+    if isinstance(t, T.Pow):
+        return _integral(t.base) and t.exponent.denominator == 1 and t.exponent > 0
+    return False
+
+
 def discharge(th: Theorem, proof: Theorem) -> Theorem:
     """Cut: from ``H, (l = r) |- a = b`` and ``G |- l = r`` infer ``H u G |- a = b``."""
-    hyp = (proof.lhs, proof.rhs)
-    if hyp not in th.hyps:
+    hyp = (_genuine(proof).lhs, proof.rhs)
+    if hyp not in _genuine(th).hyps:
         raise KernelError(f"discharge: {proof.lhs!r} = {proof.rhs!r} is not a hypothesis of the theorem")
     return _make((th.hyps - {hyp}) | proof.hyps, th.conds | proof.conds, th.lhs, th.rhs, "discharge", (th, proof))
 
@@ -201,10 +296,11 @@ def at_elim(t: T.Term) -> Theorem:
             cache[u] = T.subst(v.body, dict(zip(v.params, v.values))) if isinstance(v, T.At) else v
         return cache[u]
 
+    t = _public(t, "at_elim")
     new = go(t)
     if new is t:
         raise KernelError(f"at_elim: no At in {t!r}")
-    return _make((), (), t, new, "at_elim", (), {"at_elim"})
+    return _make((), (), t, new, "at_elim", (), {"at_elim"}, args=(t,))
 
 
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
@@ -212,39 +308,50 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
     a size by an expression provably >= its lower bound; an index by an expression
     provably in its range; a variable by a term of its shape with its facts; an opaque
     TensorFn by a ``FnLam`` of matching shapes (differentiability of the body becomes a
-    side condition: the theorem was proved for differentiable functions)."""
+    side condition: the theorem was proved for differentiable functions). A free index
+    whose range mentions a substituted size is renamed to one ranging over the new
+    range (the statement holds for every index in the range it had)."""
+    _genuine(th)
     nz = Normalizer()
-    extra = set()
+    extra, given = set(), dict(mapping)
+    mapping = {k: _public_poly(v, "instantiate") if isinstance(k, T.IntSym) else
+               _public(v, "instantiate") if isinstance(k, T.Var) else v for k, v in given.items()}
+    sizes = {k: v for k, v in mapping.items() if isinstance(k, SizeSym)}
     for k, v in mapping.items():
         if isinstance(k, SizeSym):
-            p = as_poly(v)
-            if p.index_atoms() or not nonneg(p - k.lower):
-                raise KernelError(f"instantiate: {k.name} := {p} is not provably >= {k.lower}")
+            if v.index_atoms() or not nonneg(v - k.lower):
+                raise KernelError(f"instantiate: {k.name} := {v} is not provably >= {k.lower}")
         elif isinstance(k, IndexVar):
-            p = as_poly(v)
-            size = k.size.subst({s: as_poly(x) for s, x in mapping.items() if isinstance(s, SizeSym)})
-            if not (nonneg(p) and nonneg(size - 1 - p)):
-                raise KernelError(f"instantiate: {k.name} := {p} is not provably in [0, {k.size})")
+            size = k.size.subst(sizes)
+            if not (nonneg(v) and nonneg(size - 1 - v)):
+                raise KernelError(f"instantiate: {k.name} := {v} is not provably in [0, {k.size})")
         elif isinstance(k, T.Var):
-            shown = {"positive": ("pos",), "nonneg": ("pos", "nonneg"), "nonzero": ("pos",)}
-            for fact in [f for f in ("positive", "nonzero", "nonneg") if f in k.facts]:
-                if nz.sign(T.as_term(v)) not in shown[fact]:
-                    raise KernelError(f"instantiate: {k.name} must be {fact}; {v!r} is not provably so")
+            if fact := _missing_fact(k, v, nz):
+                raise KernelError(f"instantiate: {k.name} must be {fact}; {v!r} is not provably so")
         elif isinstance(k, T.TensorFn):
             if not isinstance(v, T.FnLam):
                 raise KernelError(f"instantiate: {k.name} must be replaced by a FnLam")
-            ints = {s: as_poly(x) for s, x in mapping.items() if isinstance(s, SizeSym)}
-            if tuple(p.shape for p in v.params) != tuple(tuple(d.subst(ints) for d in sh) for sh in k.arg_shapes) \
-                    or v.body.shape != tuple(d.subst(ints) for d in k.out_shape):
+            for t in (v.body, v.cot, *v.params):
+                _public(t, "instantiate")
+            if tuple(p.shape for p in v.params) != tuple(tuple(d.subst(sizes) for d in sh) for sh in k.arg_shapes) \
+                    or v.body.shape != tuple(d.subst(sizes) for d in k.out_shape):
                 raise KernelError(f"instantiate: {k.name} replaced by a function of other shapes")
-            extra.add(Condition("smooth", T.Lamda([fresh_index(s) for s in v.body.shape], v.body)
+            taken = set(v.body.free_idx)
+            extra.add(Condition("smooth", T.Lamda([T.fresh_name("i", s, taken) for s in v.body.shape], v.body)
                                 if v.body.shape else v.body))
         else:
             raise KernelError(f"instantiate: cannot substitute for {k!r}")
+    args = (tuple(mapping.items()),)
+    if sizes:
+        free = set().union(*(t.free_idx for t in _terms_of(th)))
+        taken = free | set().union(*(v.index_vars() for k, v in mapping.items() if isinstance(k, T.IntSym)))
+        for v in sorted(free - mapping.keys(), key=lambda v: v.skey):
+            if v.size.symbols() & sizes.keys():
+                mapping[v] = Poly.sym(T.fresh_name(v.name, v.size.subst(sizes), taken))
     sub = lambda t: T.subst(t, mapping)  # noqa: E731
     hyps = {(sub(l), sub(r)) for l, r in th.hyps}
     conds = {Condition(c.kind, sub(c.term)) for c in th.conds} | extra
-    return _make(hyps, conds, sub(th.lhs), sub(th.rhs), "instantiate", (th,))
+    return _make(hyps, conds, sub(th.lhs), sub(th.rhs), "instantiate", (th,), args=args)
 
 
 # -- the decision procedure -------------------------------------------------------------
@@ -260,32 +367,35 @@ class Failure:
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
 
 
-def prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
-    # The cyclic garbage collector is paused: normal forms make no reference cycles,
-    # while each collection would rescan the ever-growing tables of hash-consed terms.
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        return _prove_equal(lhs, rhs, using)
-    finally:
-        if was:
-            gc.enable()
-
-
-def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
+def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None) -> Theorem | Failure:
     """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
 
     ``using`` lists theorems ``|- v = t`` for variables ``v`` (definitions of a
     variable by a term, typically hypotheses): ``v`` is replaced by ``t`` on both sides
     first, and the result rests on them. A variable differentiated by a ``Deriv`` may
-    not be replaced (it is a coordinate, not a value)."""
-    lhs, rhs = T.as_term(lhs), T.as_term(rhs)
+    not be replaced (it is a coordinate, not a value).
+
+    The untrusted hooks' choices (binder and nesting orders) are recorded in the
+    theorem's ``args``; given as ``choices`` (a replay), they are used instead of the
+    hooks. Any choice is sound; a wrong one can only make the decision fail."""
+    # The cyclic garbage collector is paused: normal forms make no reference cycles,
+    # while each collection would rescan the ever-growing tables of hash-consed terms.
+    was = gc.isenabled()
+    gc.disable()
+    reset_temporaries()     # the same decision makes the same temporaries in any process
+    try:
+        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices))
+    finally:
+        if was:
+            gc.enable()
+
+
+def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices) -> Theorem | Failure:
     if lhs.shape != rhs.shape:
         return Failure(f"the sides have different shapes {T._shape_str(lhs.shape)} and {T._shape_str(rhs.shape)}")
     mapping = {}
     for th in using:
-        if not isinstance(th, Theorem):
-            raise KernelError(f"prove_equal: {th!r} is not a theorem")
+        _genuine(th)
         if not isinstance(th.lhs, T.Var):
             raise KernelError(f"prove_equal can use only equations 'variable = term', not {th.lhs!r} = ...")
         if th.lhs in th.rhs.atoms:
@@ -300,7 +410,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
     splits = 0
     for strict in (False, True):
         while True:
-            nz = Normalizer(strict_kinks=strict)
+            nz = Normalizer(strict_kinks=strict, choices=choices)
             try:
                 diff = nz.sub(nz.norm(lhs2, tuple(idx)), nz.norm(rhs2, tuple(idx)))
             except NotDifferentiable as e:
@@ -312,7 +422,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
         if not diff.terms or "rind:" not in diff.skey:
             break
     if diff.terms:
-        cases = _cases(lhs2, rhs2, idx, "rind:" in diff.skey)
+        cases = _cases(lhs2, rhs2, idx, "rind:" in diff.skey, choices)
         if cases is None:
             from .reify import reify
             return Failure("the normal forms differ", reify(diff))
@@ -321,24 +431,43 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using=()) -> Theorem | Failure:
         nz.use("index_split")
     nz.use("ring")
     conds = {Condition(kind, _closed(u)) for kind, u in nz.conds.values()}
-    return _make(_hyps(*using), conds | _conds(*using), lhs, rhs, "decide", tuple(using), nz.axioms)
+    return _make(_hyps(*using), conds | _conds(*using), lhs, rhs, "decide", tuple(using), nz.axioms,
+                 args=(lhs, rhs, tuple(choices.made)))
 
 
 def _closed(u: NF) -> T.Term:
-    """A condition as a readable term: its index variables renamed i, j, ... (a
-    condition holds for every value of them)."""
+    """A condition as a statement-level term: its free indices (the condition holds for
+    every value of them) named i, j, ..., its bound ones b, c, ... (none a reserved name)."""
     from .reify import reify
     t = reify(u)
-    names = iter(["i", "j", "l", "p", "q", "r"] + [f"i{n}" for n in range(1, 50)])
-    used = {v.name for v in t.free_idx}
-    return T.subst(t, {v: Poly.sym(IndexVar(next(n for n in names if n not in used), v.size))
-                       for v in sorted(t.free_idx, key=lambda v: v.skey)})
+    taken = set()
+    names = ["i", "j", "l", "p", "q", "r"]
+    free = {v: Poly.sym(T.fresh_name(names[k % 6], v.size, taken)) for k, v in
+            enumerate(sorted(t.free_idx, key=lambda v: v.skey))}
+    return _publish(T.subst(t, free), taken, {})
+
+
+def _publish(t: T.Term, taken: set, memo: dict) -> T.Term:
+    """``t`` with every reserved bound index renamed to a statement-level one that
+    captures nothing (it avoids ``taken``, the free indices in scope)."""
+    if not t.reserved:
+        return t
+    if t not in memo:
+        if isinstance(t, (T.Sum, T.ReduceMax, T.Lamda)):
+            olds = t.idxs if isinstance(t, T.Lamda) else (t.idx,)
+            scope = taken | t.free_idx
+            news = [T.fresh_name("b" if v.tag else v.name, v.size, scope) for v in olds]
+            body = _publish(T.subst(t.body, {v: Poly.sym(w) for v, w in zip(olds, news)}), scope, {})
+            memo[t] = T.Lamda(news, body) if isinstance(t, T.Lamda) else type(t)(news[0], body, *t._args[2:])
+        else:
+            memo[t] = T.map_args(t, lambda u: _publish(u, taken, memo))
+    return memo[t]
 
 
 CASE_LIMIT = 16
 
 
-def _cases(lhs, rhs, idx, strict) -> Normalizer | None:
+def _cases(lhs, rhs, idx, strict, choices) -> Normalizer | None:
     """Finite case analysis: a free index with a small constant range (a kernel tap) is
     set to each of its values, and the equation decided in every case. The Normalizer of
     the cases (axioms and conditions of all of them), or None if one case fails."""
@@ -346,7 +475,7 @@ def _cases(lhs, rhs, idx, strict) -> Normalizer | None:
              if p is Poly.sym(v) and v.size.is_const()}
     if not small or math.prod(small.values()) > CASE_LIMIT:
         return None
-    nz = Normalizer(strict_kinks=strict)
+    nz = Normalizer(strict_kinks=strict, choices=choices)
     nz.use("case_split")
     for combo in itertools.product(*(range(n) for n in small.values())):
         at = list(idx)
@@ -362,7 +491,7 @@ def _split_free(diff: NF, idx: list) -> bool:
     ``u*m + v`` (in place); False if there is none."""
     for fd in divisions(diff.skey):
         for j, p in enumerate(idx):
-            for k in p.index_vars() & fd.a.symbols():
+            for k in sorted(p.index_vars() & fd.a.symbols()):
                 q, r = divide_exact(k.size, fd.m)
                 if not r.terms and q.terms and q is not ONE:
                     idx[j] = p.subst({k: Poly.sym(fresh_index(q, "k", "k")) * fd.m

@@ -1,0 +1,229 @@
+"""Proof traces, read back and replayed by the kernel's own rules (trusted).
+
+A trace (JSON, written by ``verigrad.trace``) lists *objects* (sizes, indices,
+polynomials, function symbols, terms), each built from earlier ones, and *steps*: one
+rule application per theorem, naming its premises (earlier steps) and its other
+inputs, with the statement the writer says it produced. Replaying builds every object
+again through the kernel's public constructors (which check shapes and ranges, and
+cannot make a reserved index), applies every rule again, and refuses the trace unless
+each step states exactly what was recorded. Nothing in a trace is believed: a forged
+or edited step either replays to a true theorem or is refused.
+
+``python -m``-style entry: ``main(paths)`` prints each claim with its axioms; it is
+run by ``verigrad check`` in a fresh process that loads only this kernel.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+
+from . import terms as T
+from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, floordiv
+from .theorem import (Condition, Theorem, abstract, assume, at_elim, define, discharge, index, instantiate,
+                      prove_equal, refl, rewrite, symm, trans)
+
+FORMAT, VERSION = "verigrad-proof-trace", 1
+
+TERMS = {c.__name__: c for c in (T.Var, T.Num, T.Const, T.IntVal, T.Index, T.Lamda, T.Add, T.Mul, T.Pow, T.Func,
+                                 T.Sum, T.ReduceMax, T.Delta, T.IntCond, T.RealCond, T.Apply, T.Deriv, T.Named,
+                                 T.Vjp, T.At)}
+
+
+class TraceError(KernelError):
+    """A trace that does not replay: malformed, or a step that states something else."""
+
+
+def decode(x, objs):
+    """An argument: an int refers to an object; ``["i", k]`` is the integer k, ``["q", n,
+    d]`` a rational, ``["t", ...]`` a tuple; strings and booleans are themselves."""
+    if isinstance(x, bool) or isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        if not 0 <= x < len(objs):
+            raise TraceError(f"reference {x} to an object not yet defined")
+        return objs[x]
+    if isinstance(x, list) and x and x[0] in ("i", "q", "t"):
+        if x[0] == "i" and len(x) == 2 and isinstance(x[1], int) and not isinstance(x[1], bool):
+            return x[1]
+        if x[0] == "q" and len(x) == 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in x[1:]):
+            return Fraction(x[1], x[2])
+        if x[0] == "t":
+            return tuple(decode(v, objs) for v in x[1:])
+    raise TraceError(f"malformed argument {x!r}")
+
+
+def _int(x) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TraceError(f"{x!r} is not an integer")
+    return x
+
+
+def build(entry, objs):
+    """One object of the table, from earlier ones."""
+    kind, *args = entry
+    if kind == "poly":      # [[coefficient, [[symbol, power], ...]], ...]: rebuilt by arithmetic
+        total = as_poly(0)
+        for coef, mono in args[0]:
+            term = as_poly(_int(coef))
+            for ref, power in mono:
+                for _ in range(_int(power)):
+                    term = term * decode(ref, objs)
+            total = total + term
+        return total
+    args = [decode(a, objs) for a in args]
+    if kind == "size":
+        return SizeSym(*args)
+    if kind == "index":
+        return IndexVar(*args)
+    if kind == "floordiv":  # its value: a // m, simplified as the kernel does
+        return floordiv(*args)
+    if kind == "scalarfn":
+        return T.ScalarFn(*args)
+    if kind == "tensorfn":
+        return T.TensorFn(*args)
+    if kind == "fnlam":
+        return T.FnLam(*args)
+    if kind in TERMS:
+        return TERMS[kind](*args)
+    raise TraceError(f"unknown object kind {kind!r}")
+
+
+RULES = {
+    "refl": lambda ps, a, ch: refl(*a),
+    "assume": lambda ps, a, ch: assume(*a),
+    "symm": lambda ps, a, ch: symm(*ps),
+    "trans": lambda ps, a, ch: trans(*ps),
+    "index": lambda ps, a, ch: index(ps[0], *a),
+    "abstract": lambda ps, a, ch: abstract(ps[0], *a),
+    "definition": lambda ps, a, ch: define(*a)[1],
+    "rewrite": lambda ps, a, ch: rewrite(ps[0], *a),
+    "discharge": lambda ps, a, ch: discharge(*ps),
+    "at_elim": lambda ps, a, ch: at_elim(*a),
+    "instantiate": lambda ps, a, ch: instantiate(ps[0], dict(a[0])),
+    "decide": lambda ps, a, ch: prove_equal(a[0], a[1], using=ps, choices=ch),
+}
+
+
+def _statement(th: Theorem):
+    return th.lhs, th.rhs, th.hyps, th.conds
+
+
+def replay(trace: dict) -> list:
+    """Replay a trace (parsed JSON): ``[(claim name, Theorem)]``, or ``TraceError``."""
+    if not isinstance(trace, dict) or trace.get("format") != FORMAT or trace.get("version") != VERSION:
+        raise TraceError(f"not a {FORMAT} of version {VERSION}")
+    objs = []
+    for k, entry in enumerate(trace.get("objects", [])):
+        try:
+            if not (isinstance(entry, list) and entry and isinstance(entry[0], str)):
+                raise TraceError("malformed entry")
+            objs.append(build(entry, objs))
+        except Exception as e:  # noqa: BLE001 - whatever breaks, the trace is refused
+            raise TraceError(f"object {k}: {e}") from None
+    steps = []
+    for k, step in enumerate(trace.get("steps", [])):
+        try:
+            rule = RULES.get(step["rule"])
+            if rule is None:
+                raise TraceError(f"unknown rule {step['rule']!r}")
+            parents = [steps[p] for p in step.get("parents", []) if 0 <= p < k]
+            if len(parents) != len(step.get("parents", [])):
+                raise TraceError("a premise that is not an earlier step")
+            th = rule(parents, decode(["t", *step.get("args", [])], objs), step.get("choices"))
+            if not isinstance(th, Theorem):
+                raise TraceError(f"the decision fails: {th}")
+            recorded = (decode(step["lhs"], objs), decode(step["rhs"], objs),
+                        frozenset(decode(h, objs) for h in step.get("hyps", [])),
+                        frozenset(Condition(c[0], decode(c[1], objs)) for c in step.get("conds", [])))
+            if recorded != _statement(th):
+                raise TraceError("the replayed rule states something other than the trace records")
+        except Exception as e:  # noqa: BLE001 - whatever breaks, the trace is refused
+            raise TraceError(f"step {k} ({step.get('rule') if isinstance(step, dict) else '?'}): {e}") from None
+        steps.append(th)
+    claims = []
+    for c in trace.get("claims", []):
+        if not (isinstance(c, dict) and isinstance(c.get("step"), int) and 0 <= c["step"] < len(steps)):
+            raise TraceError(f"claim {c!r} names no step")
+        claims.append((str(c.get("name", "")), steps[c["step"]]))
+    return claims
+
+
+# -- a plain display (the real printer lives outside the kernel) -------------------------
+
+def show(t, limit: int = 600) -> str:
+    """A plain, unambiguous rendering of a term, cut at ``limit`` characters."""
+    out, budget = [], [limit]
+
+    def put(*parts):
+        for p in parts:
+            out.append(p)
+            budget[0] -= len(p)
+
+    def idx(vs):
+        return ", ".join(f"{v.name}<{v.size}" if isinstance(v, IndexVar) else str(v) for v in vs)
+
+    def go(t):
+        if budget[0] <= 0:
+            return
+        if isinstance(t, (T.Var, T.Named)):
+            put(t.name)
+        elif isinstance(t, (T.Num, T.Const, T.IntVal)):
+            put(str(t._args[0]))
+        elif isinstance(t, (T.Add, T.Mul)):
+            put("(")
+            for j, a in enumerate(t.terms):
+                put(" + " if isinstance(t, T.Add) and j else " * " if j else "")
+                go(a)
+            put(")")
+        elif isinstance(t, T.Index):
+            go(t.base), put("[", idx(t.idx), "]" if not t.total else "]total")
+        elif isinstance(t, (T.Sum, T.Lamda, T.ReduceMax)):
+            head = "Lamda" if isinstance(t, T.Lamda) else "Sum" if isinstance(t, T.Sum) else t.kind
+            put(head, "[", idx(t.idxs if isinstance(t, T.Lamda) else (t.idx,)), "](")
+            go(t.body), put(")")
+        elif isinstance(t, T.Pow):
+            go(t.base), put(f"^({t.exponent})")
+        elif isinstance(t, T.Deriv):
+            put("d("), go(t.body), put(f")/d{t.var.name}[{idx(t.idx)}]")
+        else:               # Func, Delta, IntCond, RealCond, Apply, Vjp, At: by their arguments
+            put(type(t).__name__, "(")
+            for j, a in enumerate(t._args):
+                put(", " if j else "")
+                for k, x in enumerate(a if isinstance(a, tuple) else (a,)):
+                    put(" " if k else "")
+                    go(x) if isinstance(x, T.Term) else put(getattr(x, "name", str(x)))
+            put(")")
+    go(t)
+    s = "".join(out)
+    return s if budget[0] > 0 else s[:limit] + " ..."
+
+
+def main(paths, as_json: bool = False) -> int:
+    """Replay each trace; print each claim, its statement and its axioms (or one JSON
+    object per claim). Exit 0 when every trace replays, 1 otherwise."""
+    bad = 0
+    for path in paths:
+        try:
+            with open(path) as f:
+                claims = replay(json.load(f))
+        except (OSError, ValueError, TraceError, RecursionError) as e:
+            bad += 1
+            print(json.dumps({"trace": path, "status": "REFUSED", "reason": str(e)}) if as_json
+                  else f"{path}: REFUSED: {e}")
+            continue
+        for name, th in claims:
+            if as_json:
+                print(json.dumps({"trace": path, "status": "PROVED", "claim": name, "lhs": show(th.lhs),
+                                  "rhs": show(th.rhs), "conditions": [f"{c.kind}: {show(c.term)}" for c in th.conds],
+                                  "axioms": th.axioms()}))
+                continue
+            conds = "".join(f"\n    under {c.kind}: {show(c.term, 200)}" for c in sorted(th.conds, key=lambda c: c.term.skey))
+            hyps = "".join(f"\n    if {show(l, 200)} = {show(r, 200)}" for l, r in th.hyps)
+            print(f"{path}: PROVED {name}\n    {show(th.lhs)} = {show(th.rhs)}{hyps}{conds}\n"
+                  f"    axioms: {', '.join(th.axioms())}")
+    loaded = sorted(m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel"))
+    if loaded or "jax" in sys.modules:
+        print(f"the checker loaded more than the kernel: {', '.join(loaded + ['jax'] * ('jax' in sys.modules))}")
+        return 2
+    return 1 if bad else 0
