@@ -2,7 +2,6 @@
 issue found PROVED is now REFUTED (with a counterexample JAX confirms) or UNKNOWN, never
 PROVED; the correct twins of the same functions are PROVED. A refusal of the importer
 (``JaxprImportError``) counts as UNKNOWN: the certificate then claims nothing."""
-import jax
 import jax.numpy as jnp
 import pytest
 from jax import lax

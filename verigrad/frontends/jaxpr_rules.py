@@ -273,7 +273,8 @@ def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral
             origin = _where(eqn)
         else:
             origin = max(fs, key=lambda f: f.risk).origin
-        return _note(ctx, out, Facts(risk, sign(fs, ins) if sign else None, integral and all(f.integral for f in fs), origin,
+        integral_out = integral and all(f.integral for f in fs)
+        return _note(ctx, out, Facts(risk, sign(fs, ins) if sign else None, integral_out, origin,
                                      lambda: _fin_elementwise(ctx, ins, shape, domain if added else None)), ins)
     return apply
 
@@ -842,7 +843,8 @@ def _convert(ctx, eqn, x):
     # to a float
     if x.kind == "int":
         exact = _bits(src) - (src.kind == "i") <= _finfo(dst).nmant + 1
-        note = f"the integers converted to {dst} at {where} are exact in it (magnitude at most 2^{_finfo(dst).nmant + 1})"
+        note = (f"the integers converted to {dst} at {where} are exact in it "
+                f"(magnitude at most 2^{_finfo(dst).nmant + 1})")
 
         def entry(idx):
             t = x.at(idx)
