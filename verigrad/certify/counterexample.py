@@ -24,7 +24,7 @@ from verigrad.kernel import NotDifferentiable, Term
 from verigrad.kernel import terms as T
 from verigrad.certify.normal_form import normal_form
 from .certificate import Counterexample
-from .evaluate import EvalError, concrete_shape, evaluate, evaluate_many
+from .evaluate import BATCH_CAP, PEAK_CAP, EvalError, concrete_shape, evaluate, evaluate_many, peak_cost
 from .inputs import DRAWS, generic_values, seed_for, size_plan
 
 REL_TOL = 1e-6
@@ -63,8 +63,9 @@ def size_assignments(terms, span: int = 4, limit: int = 40, adversarial: bool = 
     combos.sort(key=key)
     combos = combos[:limit]
     if adversarial:
-        for sz in size_plan(syms, elements):
-            if sz not in combos:
+        peak = peak_cost(terms)
+        for sz in size_plan(syms, lambda a: max(peak(a), elements(a))):
+            if sz not in combos and peak(sz) <= PEAK_CAP:
                 combos.append(sz)
         combos.sort(key=key)
     return combos
@@ -152,7 +153,10 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
         def sampler(vs, sz, kind, rng):
             return generic_values(vs, sz, kind, rng, ts)
     points, worst = 0, 0.0
+    peak = peak_cost([got, exact if exact is not None else expected])
     for sz in (sizes if sizes is not None else size_assignments([got, expected])):
+        if peak(sz) > PEAK_CAP:
+            continue
         draws = []
         for kind in kinds:
             rng = np.random.default_rng(seed_for(kind, sz))
@@ -163,14 +167,18 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
             draws.append(values)
         B = len(draws)
         shared = [v for v in draws[0] if all(v in d for d in draws)]
-        batched = {v: np.stack([np.broadcast_to(np.asarray(d[v], dtype=np.float64), np.shape(draws[0][v]))
-                                for d in draws]) for v in shared}
+        chunk = B if peak(sz) * B <= BATCH_CAP else 1
+        g_all, e_all = [], []
         try:
-            with np.errstate(all="ignore"):
-                if exact is not None:
-                    g_all, e_all = evaluate_many([got, exact], sz, batched, functions, batch=B)
-                else:
-                    g_all, e_all = evaluate_many([got, expected], sz, batched, functions, batch=B)
+            for lo in range(0, B, chunk):
+                part = draws[lo:lo + chunk]
+                batched = {v: np.stack([np.broadcast_to(np.asarray(d[v], dtype=np.float64),
+                                                        np.shape(draws[0][v])) for d in part]) for v in shared}
+                with np.errstate(all="ignore"):
+                    g, e = evaluate_many([got, exact if exact is not None else expected], sz, batched, functions,
+                                         batch=len(part))
+                g_all.extend(g)
+                e_all.extend(e)
         except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
             continue
         for j in range(B):

@@ -67,6 +67,69 @@ def random_values(term_or_vars, sizes: dict, rng: np.random.Generator, scale: fl
     return out
 
 
+PEAK_CAP = 4_000_000     # entries of the largest array one evaluation may build (about 32 MB)
+BATCH_CAP = 1_500_000    # a batch of draws is evaluated together while this fits
+
+
+def peak_cost(terms):
+    """``cost(sizes)``: the entries of the largest array the vectorized evaluator builds
+    for ``terms`` at ``sizes`` (the product of the ranges of the indices a subterm
+    depends on, its largest over the subterms). Deterministic: it decides which size
+    assignments are affordable, so it must not depend on the machine's speed."""
+    return cost_model(terms).peak
+
+
+def work_cost(terms):
+    """``cost(sizes)``: the entries the vectorized evaluator computes for ``terms`` at
+    ``sizes``, summed over the subterms (a deterministic proxy for its time: about 35
+    million entries a second here)."""
+    return cost_model(terms).work
+
+
+class cost_model:
+    """``peak`` and ``work`` of evaluating ``terms`` (see ``peak_cost``, ``work_cost``)."""
+
+    def __init__(self, terms):
+        seen, groups = set(), {}
+        stack = list(terms)
+        while stack:
+            t = stack.pop()
+            if id(t) in seen or not isinstance(t, T.Term):
+                continue
+            seen.add(id(t))
+            key = frozenset(t.free_idx)
+            groups[key] = groups.get(key, 0) + 1
+            for a in t._args:
+                if isinstance(a, T.Term):
+                    stack.append(a)
+                elif isinstance(a, tuple):
+                    stack.extend(b for b in a if isinstance(b, T.Term))
+        self.groups = groups
+        self.shapes = [tuple(t.shape) for t in terms]
+
+    def peak(self, sizes: dict) -> int:
+        best = 1
+        for shape in self.shapes:
+            best = max(best, _product(shape, sizes))
+        for g in self.groups:
+            best = max(best, _product([v.size for v in g], sizes))
+        return best
+
+    def work(self, sizes: dict) -> int:
+        return sum(k * _product([v.size for v in g], sizes) for g, k in self.groups.items()) + \
+            sum(_product(shape, sizes) for shape in self.shapes)
+
+
+def _product(polys, sizes) -> int:
+    out = 1
+    for p in polys:
+        try:
+            out *= max(1, int(ival(p, sizes)))
+        except EvalError:      # a range that depends on another index: at most its bound
+            pass
+    return out
+
+
 def evaluate(t: T.Term, sizes: dict, values: dict, functions: dict | None = None,
              batch: int | None = None) -> np.ndarray:
     """The value of ``t`` as an array of its concrete shape.

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import EvalError, concrete_shape, evaluate, evaluate_many
+from .evaluate import BATCH_CAP, PEAK_CAP, EvalError, concrete_shape, cost_model, evaluate, evaluate_many, peak_cost
 from .inputs import DRAW_TEXT, DRAWS, describe_sizes, seed_for, size_plan
 
 TOL = 1e-7          # relative agreement required of an import (float64 on both sides)
@@ -196,8 +196,13 @@ def check(ob, seeds=None) -> Verdict:
 # -- the adversarial validation -----------------------------------------------------------
 
 def plan_for(ob) -> list:
-    """The size assignments validation (and the counterexample search) uses for ``ob``."""
-    return size_plan(_symbols(ob), _elements(ob))
+    """The size assignments validation (and the counterexample search) uses for ``ob``: the
+    adversarial plan, the large assignment within its element budget, and no assignment
+    whose evaluation would build an array over ``PEAK_CAP`` entries (but the first)."""
+    peak = peak_cost([t.term() for _, t, _ in _checks(ob)])
+    elements = _elements(ob)
+    plan = size_plan(_symbols(ob), lambda a: max(peak(a), elements(a)))
+    return [a for k, a in enumerate(plan) if k == 0 or peak(a) <= PEAK_CAP]
 
 
 def _per_size_functions(ob, plan):
@@ -232,72 +237,112 @@ def _program(fns, k):
     return run
 
 
+def schedule(plan: list, work, kinds=DRAWS, budget: int | None = None) -> list:
+    """The distributions to draw at each assignment of ``plan``: all of them while the
+    evaluator's work (``work(sizes)`` entries per draw) fits ``budget``; otherwise one
+    draw per assignment first (rotating through the distributions), then a second, ...,
+    as the budget allows, the first two assignments always with one. Deterministic."""
+    budget = WORK_BUDGET if budget is None else budget
+    cost = [max(1, work(a)) for a in plan]
+    if sum(cost) * len(kinds) <= budget:
+        return [list(kinds) for _ in plan]
+    out = [[] for _ in plan]
+    spent = 0
+    for r in range(len(kinds)):
+        for i in range(len(plan)):
+            if spent + cost[i] <= budget or (r == 0 and i < 2):
+                out[i].append(kinds[(i + r) % len(kinds)])
+                spent += cost[i]
+    return out
+
+
+WORK_BUDGET = 60_000_000   # entries the evaluator computes in one validation (about 2 s)
+
+
 def _validate_adversarial(ob) -> Verdict:
     import jax
     plan = plan_for(ob)
-    kinds = DRAWS
     k = len(ob.args)
     n_f = len(ob.primal)
     checks = _checks(ob)
+    terms = [t.term() for _, t, _ in checks]
+    costs = cost_model(terms)
+    sched = schedule(plan, costs.work)
+    keep = [i for i, row in enumerate(sched) if row]
+    plan, sched = [plan[i] for i in keep], [sched[i] for i in keep]
     variables = _variables(ob)
-    # inputs: every assignment, every distribution
-    draws = []   # [assignment][kind] -> (values, jax arrays)
-    for sizes in plan:
+    # inputs: each assignment, each of its distributions
+    draws = []   # [assignment][r] -> (kind, values, jax arrays)
+    for sizes, row_kinds in zip(plan, sched):
         row = []
-        for kind in kinds:
+        for kind in row_kinds:
             rng = np.random.default_rng(seed_for(kind, sizes))
             values = ob.domain.draw(variables, sizes, kind, rng)
             arrays = [ob.domain.jax_value(v, values[v]) for _, v in ob.args] + \
                      [np.asarray(values[c], dtype=np.float64) for c in ob.cots]
-            row.append((values, arrays))
+            row.append((kind, values, arrays))
         draws.append(row)
     try:
         fns = _per_size_functions(ob, plan)
     except Exception as e:  # noqa: BLE001 - the functions cannot be built at these sizes
         return Verdict(f"building {ob.name} at concrete sizes failed: {type(e).__name__}: {_first_line(e)}", "")
     program = _program(fns, k)
-    first = [row[0][1] for row in draws]
+    rounds = max(len(row) for row in draws)
     with jax.enable_x64(True):
         try:
-            compiled = jax.jit(program).lower(*first).compile(QUICK_COMPILE)
+            compiled = jax.jit(program).lower(*[row[0][2] for row in draws]).compile(QUICK_COMPILE)
         except Exception as e:  # noqa: BLE001 - find the assignment JAX cannot run, and say so
             for sizes, f, row in zip(plan, fns, draws):
                 try:
-                    jax.jit(_program([f], k)).lower(row[0][1])
+                    jax.jit(_program([f], k)).lower(row[0][2])
                 except Exception as e1:  # noqa: BLE001
                     return Verdict(f"running {ob.name} with JAX at {_where(sizes)} failed: "
                                    f"{type(e1).__name__}: {_first_line(e1)}", "")
             return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
-        results = []   # [kind] -> [assignment] -> leaves
-        for j, kind in enumerate(kinds):
+        results = []   # [r] -> [assignment] -> leaves (round r runs each assignment's r-th draw)
+        for r in range(rounds):
             try:
-                out = compiled(*[row[j][1] for row in draws])
+                out = compiled(*[row[min(r, len(row) - 1)][2] for row in draws])
             except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
-                return Verdict(f"running {ob.name} with JAX ({DRAW_TEXT[kind]} inputs) failed: "
-                               f"{type(e).__name__}: {_first_line(e)}", "")
+                return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
             results.append([_leaves(o) for o in out])
-    B = len(kinds)
-    for i, sizes in enumerate(plan):
+    for i, (sizes, row) in enumerate(zip(plan, draws)):
         where = _where(sizes)
-        batched = {v: np.stack([draws[i][j][0][v] for j in range(B)]) for v in draws[i][0][0]}
-        try:
-            got_all = evaluate_many([t.term() for _, t, _ in checks], sizes, batched, batch=B)
-        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
-            return Verdict(f"could not evaluate the imported terms at {where}: {e}", "")
+        B = len(row)
+        # the draws in one batch, or one by one where the batch would be too large
+        chunk = B if costs.peak(sizes) * B <= BATCH_CAP else 1
+        got_all = [[] for _ in terms]
+        for lo in range(0, B, chunk):
+            part = row[lo:lo + chunk]
+            batched = {v: np.stack([d[1][v] for d in part]) for v in row[0][1]}
+            try:
+                with np.errstate(all="ignore"):
+                    vals = evaluate_many(terms, sizes, batched, batch=len(part))
+            except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
+                return Verdict(f"could not evaluate the imported terms at {where}: {e}", "")
+            for acc, v in zip(got_all, vals):
+                acc.extend(v)
         for (label, _, (side, pos)), got_b in zip(checks, got_all):
-            for j, kind in enumerate(kinds):
-                leaves = results[j][i]
+            for r, (kind, _, _) in enumerate(row):
+                leaves = results[r][i]
                 want = leaves[pos] if side == "f" else leaves[n_f + pos]
-                problem = _compare(label, got_b[j], want, f"{where} ({DRAW_TEXT[kind]} inputs)")
+                problem = _compare(label, got_b[r], want, f"{where} ({DRAW_TEXT[kind]} inputs)")
                 if problem:
                     return Verdict(problem, "")
+    return Verdict(None, _summary(ob, plan, sched))
+
+
+def _summary(ob, plan, sched) -> str:
     consts = sorted({t for v in ob.domain.thresholds.values() for t in v} | set(ob.domain.constants))
     straddle = f"straddling {', '.join(f'{c:g}' for c in consts[:8])}{', ...' if len(consts) > 8 else ''}" \
         if consts else "straddling 0"
-    texts = [DRAW_TEXT[k] if k != "straddle" else straddle for k in kinds]
-    summary = (f"agrees with JAX at {len(plan)} size assignments ({describe_sizes(plan) or 'no sizes'}), "
-               f"{len(kinds)} input distributions each ({', '.join(texts)})")
-    return Verdict(None, summary)
+    used = [kd for kd in DRAWS if any(kd in row for row in sched)]
+    texts = [DRAW_TEXT[kd] if kd != "straddle" else straddle for kd in used]
+    counts = sorted({len(row) for row in sched})
+    each = f"{counts[0]} input distributions each" if len(counts) == 1 else \
+        f"{counts[0]} to {counts[-1]} input distributions each (within the evaluation budget)"
+    return (f"agrees with JAX at {len(plan)} size assignments ({describe_sizes(plan) or 'no sizes'}), "
+            f"{each} ({', '.join(texts)})")
 
 
 def _first_line(e) -> str:
