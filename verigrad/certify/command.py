@@ -27,6 +27,8 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="give up (UNKNOWN) after S seconds")
+    p.add_argument("--proof", metavar="FILE", help="write the proof trace of what is PROVED to FILE "
+                   "(replay with `verigrad check FILE`)")
 
 
 def load_function(target: str):
@@ -94,6 +96,8 @@ def run(args) -> int:
                                                         progress=progress), quiet=args.json)
     except (BadInput, JaxprImportError) as e:
         raise UsageError(str(e)) from None
+    if args.proof:
+        write_proof(args.proof, cert)
     if args.json:
         print(json.dumps(cert.as_dict()))
     else:
@@ -101,6 +105,18 @@ def run(args) -> int:
         print_report(cert, args.target)
         print(cert.status, flush=True)
     return EXIT[cert.status]
+
+
+def write_proof(path, cert):
+    """The trace of every proved claim of ``cert`` (nothing is written for a refuted one)."""
+    from verigrad.cli import UsageError
+    from verigrad.trace import write_trace
+    claims = [(f"{cert.name}: " + (c.name if c.name.startswith("forward") else f"d{c.name} = J^T dy"), c.theorem)
+              for c in cert.claims() if c.status == "PROVED" and c.theorem is not None]
+    try:
+        write_trace(path, claims)
+    except OSError as e:
+        raise UsageError(f"cannot write the proof trace to {path}: {e.strerror or e}") from None
 
 
 def _with_progress(work, quiet: bool):

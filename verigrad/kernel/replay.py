@@ -151,52 +151,40 @@ def replay(trace: dict) -> list:
 
 # -- a plain display (the real printer lives outside the kernel) -------------------------
 
+_INFIX = {T.Add: " + ", T.Mul: " * "}
+
+
 def show(t, limit: int = 600) -> str:
-    """A plain, unambiguous rendering of a term, cut at ``limit`` characters."""
-    out, budget = [], [limit]
+    """A plain, unambiguous rendering of a term, cut at ``limit`` characters (every part
+    is cut too, and memoized: a large shared term costs its size, not its tree's)."""
+    memo: dict = {}
 
-    def put(*parts):
-        for p in parts:
-            out.append(p)
-            budget[0] -= len(p)
+    def go(t) -> str:
+        if t not in memo:
+            memo[t] = render(t)[:limit + 1]
+        return memo[t]
 
-    def idx(vs):
-        return ", ".join(f"{v.name}<{v.size}" if isinstance(v, IndexVar) else str(v) for v in vs)
-
-    def go(t):
-        if budget[0] <= 0:
-            return
+    def render(t) -> str:
         if isinstance(t, (T.Var, T.Named)):
-            put(t.name)
-        elif isinstance(t, (T.Num, T.Const, T.IntVal)):
-            put(str(t._args[0]))
-        elif isinstance(t, (T.Add, T.Mul)):
-            put("(")
-            for j, a in enumerate(t.terms):
-                put(" + " if isinstance(t, T.Add) and j else " * " if j else "")
-                go(a)
-            put(")")
-        elif isinstance(t, T.Index):
-            go(t.base), put("[", idx(t.idx), "]" if not t.total else "]total")
-        elif isinstance(t, (T.Sum, T.Lamda, T.ReduceMax)):
-            head = "Lamda" if isinstance(t, T.Lamda) else "Sum" if isinstance(t, T.Sum) else t.kind
-            put(head, "[", idx(t.idxs if isinstance(t, T.Lamda) else (t.idx,)), "](")
-            go(t.body), put(")")
-        elif isinstance(t, T.Pow):
-            go(t.base), put(f"^({t.exponent})")
-        elif isinstance(t, T.Deriv):
-            put("d("), go(t.body), put(f")/d{t.var.name}[{idx(t.idx)}]")
-        else:               # Func, Delta, IntCond, RealCond, Apply, Vjp, At: by their arguments
-            put(type(t).__name__, "(")
-            for j, a in enumerate(t._args):
-                put(", " if j else "")
-                for k, x in enumerate(a if isinstance(a, tuple) else (a,)):
-                    put(" " if k else "")
-                    go(x) if isinstance(x, T.Term) else put(getattr(x, "name", str(x)))
-            put(")")
-    go(t)
-    s = "".join(out)
-    return s if budget[0] > 0 else s[:limit] + " ..."
+            return t.name
+        if isinstance(t, (T.Num, T.Const, T.IntVal)):
+            return str(t._args[0])
+        if type(t) in _INFIX:
+            return "(" + _INFIX[type(t)].join(map(go, t.terms)) + ")"
+        if isinstance(t, T.Index):
+            return f"{go(t.base)}[{', '.join(map(str, t.idx))}]"
+        if isinstance(t, (T.Sum, T.Lamda)):
+            binders = ", ".join(f"{v.name}<{v.size}" for v in (t.idxs if isinstance(t, T.Lamda) else (t.idx,)))
+            return f"{type(t).__name__}[{binders}]({go(t.body)})"
+        args = [go(a) if isinstance(a, T.Term) else ", ".join(map(go_arg, a)) if isinstance(a, tuple) else go_arg(a)
+                for a in t._args]
+        return f"{type(t).__name__}({'; '.join(args)})"
+
+    def go_arg(a) -> str:
+        return go(a) if isinstance(a, T.Term) else f"{a.name}<{a.size}" if isinstance(a, IndexVar) \
+            else getattr(a, "name", str(a))
+    s = go(t)
+    return s if len(s) <= limit else s[:limit] + " ..."
 
 
 def main(paths, as_json: bool = False) -> int:

@@ -257,20 +257,9 @@ def _missing_fact(p: T.Var, v: T.Term, nz: Normalizer):
 
 
 def _integral(t: T.Term) -> bool:
-    """``t`` takes only integer values, by its structure."""
-    if isinstance(t, T.Var):
-        return "integer" in t.facts
-    if isinstance(t, T.Num):
-        return t.value.denominator == 1
-    if isinstance(t, (T.IntVal, T.Delta, T.IntCond, T.RealCond)):
-        return True
-    if isinstance(t, (T.Index, T.Lamda, T.Named, T.Sum, T.ReduceMax)):
-        return _integral(t.base if isinstance(t, T.Index) else t.body)
-    if isinstance(t, (T.Add, T.Mul)):
-        return all(_integral(a) for a in t.terms)
-    if isinstance(t, T.Pow):
-        return _integral(t.base) and t.exponent.denominator == 1 and t.exponent > 0
-    return False
+    """``t`` takes only integer values: its normal form is integer-valued."""
+    nz = Normalizer()
+    return nz.tensor_of(t, {}).u.integer
 
 
 def discharge(th: Theorem, proof: Theorem) -> Theorem:

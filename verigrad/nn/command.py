@@ -18,6 +18,8 @@ def add_arguments(p):
                    help=f"comma-separated subset of {', '.join(PARTS)} (default: all)")
     p.add_argument("--layers", default="", metavar="NAMES", help="comma-separated zoo layers (default: all)")
     p.add_argument("--nets", default="", metavar="NAMES", help="comma-separated networks (default: all)")
+    p.add_argument("--proofs", metavar="DIR", help="write the proof trace of every proved certificate to DIR "
+                   "(replay with `verigrad check DIR/*.json`)")
 
 
 def _names(text, known, what):
@@ -26,6 +28,27 @@ def _names(text, known, what):
     if unknown:
         raise UsageError(f"unknown {what} {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     return names or None
+
+
+def write_proofs(directory, records, seed) -> list:
+    """One trace file per proved certificate (its theorems as the claims)."""
+    from pathlib import Path
+
+    from verigrad.kernel import Theorem
+    from verigrad.trace import write_trace
+    groups = [(f"{r.kind}-{r.name}", [(f"{r.kind} {r.name}: {v}", th) for v, th in r.theorems.items()
+                                     if isinstance(th, Theorem)]) for r in records]
+    groups += [(f"seed003-{t.name}", [(f"seed003 {t.name}: {t.claim}", t.result)])
+               for t in seed if isinstance(t.result, Theorem)]
+    written = []
+    try:
+        for stem, claims in groups:
+            if claims:
+                safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
+                written.append(write_trace(Path(directory) / f"{safe}.trace.json", claims))
+    except OSError as e:
+        raise UsageError(f"cannot write proof traces to {directory}: {e.strerror or e}") from None
+    return written
 
 
 def run(args) -> int:
@@ -52,6 +75,8 @@ def run(args) -> int:
     ok = all(r.status == "PROVED" for r in records) and all(
         t.status == ("REFUTED" if t.name.startswith("control") else "PROVED") for t in seed)
     ok = ok and all(r.control.get("status", "REFUTED") == "REFUTED" for r in records)
+    if args.proofs:
+        write_proofs(args.proofs, records, seed)
     if args.json:
         print(json.dumps({"certificates": [r.as_dict() for r in records],
                           "seed003": [{"name": t.name, "claim": t.claim, "status": t.status,

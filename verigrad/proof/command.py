@@ -30,6 +30,8 @@ def add_arguments(p):
     p.add_argument("--no-cache", action="store_true", help="check everything again (results are still stored)")
     p.add_argument("--axioms", metavar="NAME", help="list the axioms theorem NAME rests on")
     p.add_argument("--steps", action="store_true", help="print each selected proof step by step")
+    p.add_argument("--proofs", metavar="DIR", help="write each proved theorem's proof trace to DIR "
+                   "(replay with `verigrad check DIR/*.json`)")
 
 
 class _BadInput(Exception):
@@ -73,6 +75,8 @@ def _run(args) -> int:
     t0 = time.perf_counter()
     records = _check(args, chosen, err)
     wall = time.perf_counter() - t0
+    if args.proofs:
+        _write_proofs(args.proofs, records)
     if args.json:
         print(json.dumps([_json(r) for r in records], indent=1))
     else:
@@ -146,6 +150,18 @@ def _print_steps(out, r):
     if r.status != "proved":
         out.print(f"  [{_STYLE[r.status]}]{escape(r.reason)}[/]", highlight=False)
     out.print()
+
+
+def _write_proofs(directory, records):
+    from pathlib import Path
+    out = Path(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for r in records:
+            if r.status == "proved" and r.trace is not None:
+                (out / f"{r.name}.trace.json").write_text(json.dumps(r.trace, separators=(",", ":")))
+    except OSError as e:
+        raise _usage(f"cannot write proof traces to {directory}: {e.strerror or e}") from None
 
 
 def _json(r):

@@ -9,7 +9,12 @@ The API the ``verify`` command and the HTML proof browser are built on:
   ``lhs``/``rhs`` terms and ``theorem``) besides its JSON-able fields;
 - ``verify_library(patterns, jobs, use_cache)`` -> ``[TheoremRecord]``: many theorems,
   in worker processes, results cached by a content hash of the theorem file, of every
-  file it cites (transitively), and of verigrad's own sources and version.
+  file it cites (transitively), of every module it imports from outside verigrad, and
+  of verigrad's own sources (the kernel's among them) and version. A cached "proved" is
+  never believed: the entry keeps the proof's trace, which is replayed by the kernel
+  and must prove exactly what the theorem file states (the file's ``apply``, run up to
+  the statement); otherwise the theorem is checked again. A stale or planted entry can
+  cost time, never a verdict.
 
 A record: ``name, area, file, doc, status ('proved' | 'plausible' | 'failed'), reason,
 line, statement (the kernel's, as text), latex, display (as written), steps, axioms,
@@ -105,9 +110,10 @@ class TheoremRecord:
     seconds: float = 0.0
     cached: bool = False
     theorems: list = field(default_factory=list, repr=False, compare=False)
+    trace: Optional[dict] = field(default=None, repr=False, compare=False)   # the proof, replayable
 
     def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("steps", "cached")}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("steps", "cached", "trace")}
         d["steps"] = [s.to_json() for s in self.steps]
         return d
 
@@ -300,6 +306,18 @@ def _verify_file(info: TheoremInfo) -> TheoremRecord:
     return record_of(run_proof(info.module), info)
 
 
+def _traced(rec: TheoremRecord) -> TheoremRecord:
+    """``rec`` with the trace of its proof (proved theorems only)."""
+    if rec.status == "proved" and rec.theorems and rec.trace is None:
+        from verigrad.trace import trace_of
+        try:
+            rec.trace = trace_of([(f"{rec.name}" + (f" ({k + 1})" if len(rec.theorems) > 1 else ""), th)
+                                  for k, th in enumerate(rec.theorems)])
+        except ValueError as e:         # a proof the trace format cannot hold: not cached
+            rec.reason = f"no proof trace: {e}"
+    return rec
+
+
 # -- the cache ----------------------------------------------------------------------------------------
 
 def cache_dir() -> Path:
@@ -320,8 +338,42 @@ def _fingerprint() -> str:
     return h.hexdigest()
 
 
+def _outside_imports(path: Path, seen: set) -> list:
+    """The source files of the modules ``path`` imports from outside verigrad and outside
+    the Python installation (a helper next to the theorem, a package of the user's),
+    transitively."""
+    import importlib.util
+    import sys
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    out = []
+    for name in sorted(names):
+        if name.split(".")[0] == "verigrad":
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = Path(spec.origin).resolve() if spec is not None and spec.origin and spec.has_location else None
+        if origin is None or origin in seen or any(p in origin.parents for p in installed):
+            continue
+        seen.add(origin)
+        out += [origin] + _outside_imports(origin, seen)
+    return out
+
+
 def cache_key(info: TheoremInfo, by_module: dict) -> str:
-    """Content hash of the theorem file and of every file it cites, transitively."""
+    """Content hash of the theorem file, of every file it cites, transitively, and of
+    every module from outside verigrad they import."""
     seen, stack = set(), [info.module]
     while stack:
         m = stack.pop()
@@ -334,30 +386,75 @@ def cache_key(info: TheoremInfo, by_module: dict) -> str:
     h = hashlib.sha256(_fingerprint().encode())
     h.update(info.module.encode())
     h.update(Path(info.file).read_bytes() if info.area == "file" else b"")
+    files, outside = [], set()
     for m in sorted(seen):
         f = _file_of(m)
         h.update(m.encode())
         h.update(f.read_bytes() if f is not None else b"<missing>")
+        files.append(f)
+    for f in [Path(info.file)] + [f for f in files if f is not None]:
+        for g in _outside_imports(f, outside):
+            h.update(str(g).encode())
+            h.update(g.read_bytes())
     return h.hexdigest()
 
 
-def _load_cached(key: str) -> Optional[TheoremRecord]:
+def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
+    """The cached record, if it still holds: a "proved" one only when its trace replays
+    in the kernel to exactly the statements the theorem file makes now."""
     p = cache_dir() / f"{key}.json"
     try:
         rec = TheoremRecord.from_json(json.loads(p.read_text()))
+        if rec.status == "proved":
+            trace = json.loads((cache_dir() / f"{key}.trace.json").read_text())
     except (OSError, ValueError, TypeError):
         return None
+    if rec.status == "proved":
+        theorems = _replayed(trace, info)
+        if theorems is None:
+            return None
+        rec.theorems, rec.trace = theorems, trace
+        rec.statement = "; ".join(th.statement() for th in theorems)
+        rec.axioms = sorted({a for th in theorems for a in th.axioms()})
+        rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
     rec.cached = True
     return rec
 
 
+def _replayed(trace: dict, info: TheoremInfo):
+    """The theorems of ``trace``, replayed by the kernel, if they are exactly what the
+    theorem file states (its goals, under at most its givens); else None."""
+    from verigrad.kernel.replay import TraceError, replay
+    from .script import statement_of
+    try:
+        theorems = [th for _, th in replay(trace)]
+        stated = statement_of(info.module)
+    except (TraceError, RecursionError):
+        return None
+    except Exception:  # noqa: BLE001 - a file that no longer imports: check it again
+        return None
+    if stated is None:
+        return None
+    goals, givens = stated
+    if len(theorems) != len(goals) or any((th.lhs, th.rhs) != g for th, g in zip(theorems, goals)):
+        return None
+    if any(not th.hyps <= set(givens) for th in theorems):
+        return None
+    return theorems
+
+
 def _store(key: str, rec: TheoremRecord):
     d = cache_dir()
+    if rec.status == "proved" and rec.trace is None:
+        return                                  # nothing to replay: not cached
     try:
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(rec.to_json()))
-        tmp.replace(d / f"{key}.json")
+        for suffix, data in ((".trace.json", rec.trace), (".json", rec.to_json())):
+            if data is None:
+                continue
+            tmp = d / f".{key}{suffix}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(data, separators=(",", ":")))
+            tmp.replace(d / f"{key}{suffix}")
     except OSError:
         pass
 
@@ -372,7 +469,8 @@ def _worker_init():
 
 def _verify_in_worker(info: TheoremInfo) -> dict:
     from .script import run_proof
-    return record_of(run_proof(info.module), info).to_json()
+    rec = _traced(record_of(run_proof(info.module), info))
+    return {"record": rec.to_json(), "trace": rec.trace}
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
@@ -388,7 +486,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     out: dict = {}
     todo = []
     for info in infos:
-        rec = _load_cached(keys[info.module]) if use_cache else None
+        rec = _load_cached(keys[info.module], info) if use_cache else None
         if rec is not None:
             out[info.module] = rec
             if on_result:
@@ -400,7 +498,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     jobs = jobs or os.cpu_count() or 1
     if todo and (jobs <= 1 or len(todo) == 1 or any(i.area == "file" for i in todo)):
         for info in todo:
-            rec = verify_theorem(info.module) if info.area != "file" else _verify_file(info)
+            rec = _traced(verify_theorem(info.module) if info.area != "file" else _verify_file(info))
             _finish(out, keys, info, rec, on_result)
     elif todo:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
@@ -410,7 +508,9 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
             for fut in cf.as_completed(futures):
                 info = futures[fut]
                 try:
-                    rec = TheoremRecord.from_json(fut.result())
+                    got = fut.result()
+                    rec = TheoremRecord.from_json(got["record"])
+                    rec.trace = got["trace"]
                 except Exception as e:     # a worker died
                     rec = TheoremRecord(info.name, info.area, info.file, "failed",
                                         reason=f"the checker crashed: {type(e).__name__}: {e}")

@@ -72,6 +72,8 @@ class TheoremStatement:
             sts = self.statements(*args, **kw)
             ctx.generic_args, ctx.goal_statements = args, sts
             givens = [a for a in args if isinstance(a, Statement)]
+            if ctx.statement_only:
+                raise _Stated(sts, givens)
             return ApplyResult(sts, givens)
         from .citation import cite
         return cite(self, args, kw)
@@ -125,6 +127,36 @@ class Context:
     goal_statements: list | None = None
     cites: list = field(default_factory=list)
     capped: list = field(default_factory=list)
+    statement_only: bool = False      # stop at ``apply(...)``: what the file states
+
+
+class _Stated(Exception):
+    """Raised at ``Eq << apply(...)`` when only the statement is wanted."""
+
+    def __init__(self, statements, givens):
+        super().__init__("statement only")
+        self.statements, self.givens = statements, givens
+
+
+def statement_of(module: str):
+    """What a theorem file states, without proving it: ``(goals, givens)`` as kernel
+    equations ``(L, R)``. The proof runs only up to its ``Eq << apply(...)``; None if
+    it never gets there."""
+    mod = _import(module)
+    proof = getattr(mod, "prove", None)
+    if not callable(proof):
+        return None
+    ctx = Context(module, ProofLog(owner=module), statement_only=True)
+    _stack.append(ctx)
+    try:
+        proof(ctx.log)
+    except _Stated as st:
+        return [s.pair() for s in st.statements], [g.pair() for g in st.givens]
+    except Exception:  # noqa: BLE001 - a file that fails before stating anything states nothing
+        return None
+    finally:
+        _stack.pop()
+    return None
 
 
 _stack: list = []

@@ -1,0 +1,133 @@
+"""Proof traces and ``verigrad check`` (issue 10): every PROVED can be replayed by the
+kernel alone, in a fresh process; an edited or forged trace is refused."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from verigrad.kernel import (IndexVar, IntCond, IntVal, Num, SizeSym, Sum, Theorem, Var, instantiate, prove_equal,
+                             refl, vjp_statement)
+from verigrad.kernel.replay import TraceError, replay
+from verigrad.trace import trace_of, write_trace
+from verigrad.trace.command import check
+
+n = SizeSym("n")
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "verigrad.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def small_proof():
+    b = IndexVar("b", n)
+    th = prove_equal(Sum(b, IntCond(b, ">=", 1)), IntVal(n - 1))
+    return th, instantiate(th, {n: 3})
+
+
+def test_a_trace_replays_in_a_process_that_loads_only_the_kernel(tmp_path):
+    th, at3 = small_proof()
+    path = write_trace(tmp_path / "p.trace.json", [("window", th), ("window at 3", at3)])
+    done = check([path])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PROVED") == 2 and "sum_window" in done.stdout
+    assert "loaded more than the kernel" not in done.stdout
+    js = check([path], as_json=True)
+    rows = [json.loads(line) for line in js.stdout.splitlines()]
+    assert [r["claim"] for r in rows] == ["window", "window at 3"] and all(r["status"] == "PROVED" for r in rows)
+
+
+def test_an_edited_step_is_refused(tmp_path):
+    th, at3 = small_proof()
+    trace = trace_of([("window at 3", at3)])
+    assert replay(json.loads(json.dumps(trace)))
+    # the instantiation now claims the size 4 for the same statement: not what the rule gives
+    edited = json.loads(json.dumps(trace))
+    step = next(s for s in edited["steps"] if s["rule"] == "instantiate")
+    k = len(edited["objects"])
+    edited["objects"].append(["poly", [[4, []]]])
+    step["args"][0][1][2] = k
+    with pytest.raises(TraceError, match="step"):
+        replay(edited)
+    # a recorded statement that differs from what the rule proves
+    edited = json.loads(json.dumps(trace))
+    edited["steps"][0]["rhs"] = edited["steps"][0]["lhs"]
+    with pytest.raises(TraceError, match="states something other"):
+        replay(edited)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(edited))
+    done = check([path])
+    assert done.returncode == 1 and "REFUSED" in done.stdout
+
+
+def test_a_forged_theorem_does_not_replay():
+    x, y = Var("x", (n,)), Var("y", (n,))
+    fake = object.__new__(Theorem)
+    real = refl(x)
+    for k in Theorem.__slots__[:-1]:
+        object.__setattr__(fake, k, getattr(real, k))
+    object.__setattr__(fake, "rhs", y)                       # |- x = y, "by refl"
+    with pytest.raises(TraceError):
+        replay(json.loads(json.dumps(trace_of([("forged", fake)]))))
+
+
+def test_malformed_traces_are_refused():
+    for bad in ({}, {"format": "verigrad-proof-trace", "version": 99},
+                {"format": "verigrad-proof-trace", "version": 1, "objects": [["Var", 7]]},
+                {"format": "verigrad-proof-trace", "version": 1, "objects": [["index", "_1_0", ["t"]]]},
+                {"format": "verigrad-proof-trace", "version": 1, "objects": [], "steps": [{"rule": "forge"}]}):
+        with pytest.raises(TraceError):
+            replay(bad)
+
+
+def test_a_vjp_proof_with_hook_choices_replays():
+    d = SizeSym("d")
+    x, dy = Var("x", (n, d)), Var("dy", (n, d))
+    i, j, k = IndexVar("i", n), IndexVar("j", d), IndexVar("k", d)
+    from verigrad.kernel import Func, Lamda
+    e = lambda t: Func("exp", (t,))  # noqa: E731
+    p = Lamda([i, j], e(x[i, j]) / Sum(k, e(x[i, k])))
+    back = Lamda([i, j], p[i, j] * (dy[i, j] - Sum(k, dy[i, k] * p[i, k])))
+    th = prove_equal(back, vjp_statement(p, x, dy))
+    assert isinstance(th, Theorem) and th.args[2], "the decision made untrusted choices"
+    (name, again), = replay(json.loads(json.dumps(trace_of([("softmax rows", th)]))))
+    assert again.lhs is th.lhs and again.rhs is th.rhs
+
+
+def test_the_library_replays(tmp_path):
+    out = tmp_path / "proofs"
+    done = cli("verify", "--proofs", str(out), "--no-cache")
+    assert done.returncode == 0, done.stderr[-2000:]
+    traces = sorted(out.glob("*.json"))
+    assert len(traces) >= 70
+    checked = check(traces)
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    assert checked.stdout.count(": PROVED ") >= len(traces)
+
+
+def test_certificates_replay(tmp_path):
+    out = tmp_path / "proofs"
+    done = cli("certificates", "--only", "layers,rules,seed", "--layers", "dense,softmax,layer_norm,conv2d_s1_same",
+               "--proofs", str(out))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    traces = sorted(out.glob("*.json"))
+    assert {p.name.split(".")[0] for p in traces} >= {"layer-dense", "layer-softmax", "layer-layer_norm"}
+    checked = check(traces)
+    assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_every_certificate_replays(tmp_path):
+    out = tmp_path / "proofs"
+    done = cli("certificates", "--proofs", str(out))
+    assert done.returncode == 0, done.stdout[-2000:]
+    checked = check(sorted(out.glob("*.json")))
+    assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+def test_certify_writes_a_proof_only_of_what_is_proved(tmp_path):
+    path = tmp_path / "softmax.json"
+    done = cli("certify", "examples/certify/softmax.py:softmax", "--shape", "x=n,d", "--proof", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked = check([path])
+    assert checked.returncode == 0 and "dx = J^T dy" in checked.stdout, checked.stdout
