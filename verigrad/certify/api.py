@@ -174,7 +174,9 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
     evidence = "; ".join(f"{c.name}: {c.evidence}" for c in unknown if c.evidence)
     detail = "; ".join(f"{c.name}: {c.detail}" for c in unknown if c.detail)
     if problem is not None:
-        detail = "TRANSLATION VALIDATION FAILED (an importer bug; nothing is claimed): " + problem
+        detail = ("TRANSLATION VALIDATION FAILED (an importer bug, or Python code that depends on a size's value "
+                  "in a way tracing at symbolic sizes cannot see, such as a dict lookup; nothing is claimed): "
+                  + problem)
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,
