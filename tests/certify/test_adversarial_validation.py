@@ -201,6 +201,14 @@ def test_a_branch_in_the_forward_and_one_caught_by_the_user_are_seen():
     assert cert.status == "UNKNOWN" and "branches on the size of x (n)" in cert.detail
 
 
+def test_a_size_branch_tracing_cannot_see_fails_validation():
+    """A dict lookup hashes the size instead of comparing it, so the symbolic trace takes
+    the default silently; validation re-traces at n = 5 and sees the other value."""
+    cert = verigrad.certify(_tanh_with(lambda x, n: {5: 2.0}.get(n, 1.0)), shapes={"x": "n"})
+    assert cert.status == "UNKNOWN" and cert.validation.startswith("FAILED")
+    assert "n=5" in cert.validation
+
+
 def test_size_comparisons_jax_decides_are_not_branches():
     def decided(x, n):
         assert n == n and n >= 1 and n + 1 != 0 and bool(n)
@@ -282,6 +290,20 @@ def test_wrong_only_in_a_narrow_band_is_found_by_straddling():
     ce = cert.counterexample
     assert DRAWS[ce.inputs_seed] in ("straddle", "mixed")
     assert 7 < _input_of(_custom(f, lambda x: (f(x), x), bwd), {"x": "n"}, ce)[ce.index] < 7.05
+
+
+def test_integer_argument_wrong_for_negative_values_is_refuted():
+    """``max(k, 0)`` in the forward, ``k`` in the backward: wrong only where k < 0, which the
+    integer draws reach (the model of an int32 argument assumes no range)."""
+    def f(x, k):
+        return x * jnp.maximum(k, 0).astype(x.dtype)
+
+    def bwd(res, g):
+        x, k = res
+        return g * k.astype(x.dtype), None
+    cert = verigrad.certify(_custom(f, lambda x, k: (f(x, k), (x, k)), bwd), shapes={"x": "n", "k": "n:int32"})
+    assert cert.status == "REFUTED"
+    assert cert.counterexample.expected == 0 and cert.counterexample.got != 0
 
 
 # -- determinism -------------------------------------------------------------------------------
