@@ -95,11 +95,10 @@ def size_plan(symbols, cost=None, minimum: int = MIN_ASSIGNMENTS, large: bool = 
             if cost is None or cost(a) <= budget:
                 add(a)
                 break
-        else:
-            for i in range(len(extra[syms[0]])):   # no large one fits: the next medium ones
-                if len(plan) >= minimum:
-                    break
-                add({s: extra[s][min(i, len(extra[s]) - 1)] for s in syms})
+    for i in range(len(extra[syms[0]])):            # short of the minimum: the next medium ones
+        if len(plan) >= minimum:
+            break
+        add({s: extra[s][min(i, len(extra[s]) - 1)] for s in syms})
     return plan
 
 
