@@ -453,8 +453,11 @@ class TensorFn(_Symbol):
     shapes (a branch of a network whose only known property is its declared VJP)."""
 
     def __new__(cls, name: str, arg_shapes, out_shape):
-        return super().__new__(cls, name, tuple(tuple(as_poly(s) for s in sh) for sh in arg_shapes),
-                               tuple(as_poly(s) for s in out_shape))
+        arg_shapes = tuple(tuple(as_poly(s) for s in sh) for sh in arg_shapes)
+        out_shape = tuple(as_poly(s) for s in out_shape)
+        if any(s.index_atoms() or not nonneg(s - 1) for sh in arg_shapes + (out_shape,) for s in sh):
+            raise KernelError(f"tensor function {name}: every size must be a size expression >= 1")
+        return super().__new__(cls, name, arg_shapes, out_shape)
 
     def _init(self, arg_shapes, out_shape):
         _set(self, arg_shapes=arg_shapes, out_shape=out_shape,
