@@ -1,0 +1,162 @@
+"""Benchmark: replaying a proof trace against proving it (issue 10's goal: replaying takes
+at most 30 % of the time proving took, per trace).
+
+For every theorem of the library, every ``examples/certify`` function and a selection of
+zoo layers, the claim is proved in a fresh child process (forked from a parent that has
+imported verigrad but proved nothing, so the kernel's caches start cold) and its trace
+written; then the trace is replayed in another fresh child that has loaded only the
+kernel. Proving is what a user waits for (the proof script and its tactics; tracing,
+import, translation validation and the kernel for certify); replaying is the kernel's
+rules alone, with the untrusted search's choices read back from the trace. Both are
+medians of RUNS runs; the table shows the ratio replay / prove per trace, the median
+ratio and the largest.
+
+    .venv/bin/python benchmarks/check.py [library|certify|layers ...]
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+RUNS = 3
+GOAL = 0.30
+LAYERS = ("dense", "softmax", "layer_norm", "conv2d_s1_same", "mhsa", "max_pool", "gelu_tanh")
+ROOT = Path(__file__).resolve().parents[1]
+CTX = multiprocessing.get_context("fork")
+
+
+def _child(fn, args, q):
+    try:
+        q.put(("ok", fn(*args)))
+    except BaseException as e:  # noqa: BLE001 - reported by the parent
+        q.put(("error", f"{type(e).__name__}: {e}"))
+
+
+def forked(fn, *args):
+    """``fn(*args)`` in a fresh child process; its return value."""
+    q = CTX.Queue()
+    p = CTX.Process(target=_child, args=(fn, args, q))
+    p.start()
+    status, value = q.get()
+    p.join()
+    if status != "ok":
+        raise RuntimeError(value)
+    return value
+
+
+# -- proving (in a child) --------------------------------------------------------------------
+
+def prove_theorem(name, out):
+    from verigrad.proof.library import _traced, verify_theorem
+    from verigrad.trace import write_trace
+    t0 = time.perf_counter()
+    rec = _traced(verify_theorem(name))
+    seconds = time.perf_counter() - t0
+    if rec.status != "proved":
+        raise RuntimeError(f"{name} is {rec.status}")
+    Path(out).write_text(json.dumps(rec.trace))
+    return seconds
+
+
+def prove_example(path, out):
+    import re
+    import importlib.util
+
+    import verigrad
+    from verigrad.certify.command import write_proof
+    m = re.search(r"verigrad certify (\S+)((?: --shape \S*)+)", Path(path).read_text())
+    spec = importlib.util.spec_from_file_location("bench_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, m.group(1).split(":")[1])
+    shapes = dict(s.split("=", 1) for s in m.group(2).split(" --shape ")[1:])
+    t0 = time.perf_counter()
+    cert = verigrad.certify(fn, shapes=shapes)
+    seconds = time.perf_counter() - t0
+    if cert.status != "PROVED":
+        raise RuntimeError(f"{path} is {cert.status}")
+    write_proof(out, cert)
+    return seconds
+
+
+def prove_layer(name, out):
+    from verigrad.nn import report
+    from verigrad.nn.command import write_proofs
+    t0 = time.perf_counter()
+    (rec,) = report.layer_records([name])
+    seconds = time.perf_counter() - t0
+    (path,) = write_proofs(Path(out).parent / "layer", [rec], [])
+    Path(path).replace(out)
+    return seconds
+
+
+# -- replaying (in a child that loads only the kernel) -------------------------------------------
+
+def replay_trace(path):
+    from verigrad.kernel.replay import replay
+    t0 = time.perf_counter()
+    with open(path) as f:
+        claims = replay(json.load(f))
+    seconds = time.perf_counter() - t0
+    if not claims:
+        raise RuntimeError(f"{path}: no claims")
+    leaked = [m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel")]
+    return seconds, leaked
+
+
+def measure(kind, name, prove, arg, tmp):
+    out = str(Path(tmp) / f"{kind}-{name}.json")
+    proving = statistics.median(forked(prove, arg, out) for _ in range(RUNS))
+    runs = [forked(replay_trace, out) for _ in range(RUNS)]
+    replaying = statistics.median(s for s, _ in runs)
+    return kind, name, proving, replaying, Path(out).stat().st_size
+
+
+def main(argv=None):
+    parts = set(argv if argv is not None else sys.argv[1:]) or {"library", "certify", "layers"}
+    # The parent imports verigrad (so children start with its modules loaded) but proves nothing.
+    import verigrad  # noqa: F401
+    import verigrad.kernel.replay  # noqa: F401
+    from verigrad.proof.library import load_library
+    import verigrad.nn.report  # noqa: F401
+    import verigrad.certify.api  # noqa: F401
+    jobs = []
+    if "library" in parts:
+        jobs += [("library", i.name, prove_theorem, i.name) for i in load_library()]
+    if "certify" in parts:
+        jobs += [("certify", p.stem, prove_example, str(p)) for p in sorted((ROOT / "examples" / "certify").glob("*.py"))]
+    if "layers" in parts:
+        jobs += [("layer", n, prove_layer, n) for n in LAYERS]
+    console = Console()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, name, prove, arg in jobs:
+            try:
+                rows.append(measure(kind, name, prove, arg, tmp))
+            except RuntimeError as e:
+                console.print(f"[red]{kind} {name}: {e}")
+    table = Table(title=f"replay / prove, per trace (medians of {RUNS}; goal <= {GOAL:.0%})")
+    for col in ("kind", "trace", "prove s", "replay s", "ratio", "trace KB"):
+        table.add_column(col, justify="left" if col in ("kind", "trace") else "right")
+    for kind, name, p, r, size in sorted(rows, key=lambda x: -x[3] / x[2]):
+        style = "green" if r / p <= GOAL else "red"
+        table.add_row(kind, name, f"{p:.3f}", f"{r:.3f}", f"[{style}]{r / p:.2f}", f"{size / 1024:.0f}")
+    console.print(table)
+    ratios = [r / p for _, _, p, r, _ in rows]
+    if ratios:
+        worst = max(ratios)
+        console.print(f"{len(rows)} traces: median ratio {statistics.median(ratios):.2f}, largest {worst:.2f} "
+                      f"(goal <= {GOAL:.2f} per trace): " + ("[green]met" if worst <= GOAL else "[red]not met"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
