@@ -392,12 +392,13 @@ def _reduce_precision(op, x):
 @rule("stablehlo.is_finite", info=lambda op, i: BOOL, infinity=True)
 def _is_finite(op, x):
     """1 where the argument is finite: modeled only for a provably finite argument
-    (then 1) or a constant (evaluated); refused otherwise."""
+    (then 1) and an infinity (0); refused otherwise, a constant too (``log 0`` is
+    constant, and -inf)."""
     shape = op.out.shape
     if isinstance(x, Infinity):
         return splat(Fraction(0), shape)
-    if op.infos[0].finite or not (x.atoms or x.free_idx):
-        return splat(Fraction(1), shape)     # a finite constant: every real constant here is finite
+    if op.infos[0].finite:
+        return splat(Fraction(1), shape)
     op.fail("of a value that is not provably finite (XLA gives 0 where it is inf or NaN, which the "
             "real-number model cannot see); only arguments built without overflow or poles are modeled")
 
