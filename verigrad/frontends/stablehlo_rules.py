@@ -524,6 +524,15 @@ def _compare(op, a, b):
             op.fail("compares a value with itself (a NaN test) that is not provably finite; "
                     "the real-number model has no NaN")
     d = sub(a, b)
+    if kind != "float":
+        # Integers compare as integers, in the form [u >= 0] with u integer-valued (a < b
+        # is [b - a - 1 >= 0]): never an indicator of a real difference with a "kink".
+        ge = {"GE": lambda: indicator(d, ">="), "GT": lambda: indicator(d - 1, ">="),
+              "LE": lambda: indicator(-d, ">="), "LT": lambda: indicator(-d - 1, ">=")}
+        if direction in ge:
+            return ge[direction]()
+        eq = indicator(d, ">=") * indicator(-d, ">=")
+        return eq if direction == "EQ" else 1 - eq
     if direction in _RELS:
         return indicator(d, _RELS[direction])
     eq = indicator(d, ">=") - indicator(d, ">")

@@ -46,6 +46,7 @@ class Program:
     values: list
     results: list
     constants: dict = field(default_factory=dict)
+    assumptions: list = field(default_factory=list)     # what a reading rests on (the jaxpr importer's)
 
     def evaluate(self, inputs: dict) -> dict:
         """``{var: float64 array}`` for every input, constant and value."""
@@ -176,7 +177,8 @@ def jaxpr_program(closed, inputs) -> Program:
 
     importer = Recording()
     outs = importer.run(closed, [Tensor.of(v) for v in inputs])
-    return Program(tuple(inputs), values, [t.term() for t in outs])
+    return Program(tuple(inputs), values, [t.term() for t in outs],
+                   assumptions=list(getattr(importer, "assumptions", ())))
 
 
 __all__ = ["Program", "Value", "stablehlo_program", "jaxpr_program", "f32"]
