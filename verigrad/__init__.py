@@ -12,6 +12,13 @@ from .certify import canon as _canon  # noqa: E402
 
 _canon.install()  # the untrusted search for canonical binder orders
 
+import os as _os  # noqa: E402
+
+if _os.environ.get("VERIGRAD_WITNESS", "").strip() .lower() not in ("", "0", "false", "no", "off"):
+    # check every theorem the kernel makes numerically (verigrad.certify.witness)
+    from .certify import witness as _witness
+    _witness.install()
+
 
 def certify(fn, shapes, **kw):
     """Certify a ``jax.custom_vjp`` function for all sizes (see ``verigrad.certify.api``)."""
