@@ -72,7 +72,7 @@ def _summary(directory, tie) -> dict:
     if tie is not None:
         out["modules"] = {k: {"results": len(v["results"]), "checked": sum(r["status"] == "CHECKED" for r in v["results"].values()),
                               "cuts": v["cuts"], "obligations": v["obligations"], "kernel_seconds": v["kernel_seconds"],
-                              "seconds": v["seconds"]}
+                              "seconds": v["seconds"], "xla": v.get("xla_check", {}).get("status", "UNKNOWN")}
                           for k, v in tie.certificate().items() if isinstance(v, dict) and "results" in v}
         if not tie.ok:
             out["failures"] = [{"module": k, "result": r.name, "status": r.status, "reason": r.reason}
@@ -96,17 +96,21 @@ def print_summary(directory, tie):
     if tie is None:
         console.print("[yellow]not tied[/] (--no-tie): the manifest records the tie as UNKNOWN")
         return
-    table = Table(title="render tie: each result of @main against the certified math, at the rendered sizes")
-    for col in ("module", "results", "status", "cuts", "obligations", "kernel s", "total s"):
-        table.add_column(col, justify="left" if col in ("module", "status") else "right")
+    table = Table(title="render tie: each result of @main against the certified math, at the rendered sizes; "
+                        "XLA's run of the text against it")
+    for col in ("module", "results", "status", "cuts", "obligations", "kernel s", "XLA", "total s"):
+        table.add_column(col, justify="left" if col in ("module", "status", "XLA") else "right")
     for key, entry in tie.certificate().items():
         if not (isinstance(entry, dict) and "results" in entry):
             continue
         statuses = [r["status"] for r in entry["results"].values()]
         status = next((s for s in ("REFUTED", "UNKNOWN") if s in statuses), "CHECKED")
         style = "green" if status == "CHECKED" else "red"
+        xla = entry.get("xla_check", {})
+        agrees = xla.get("status") == "AGREES"
         table.add_row(key, str(len(statuses)), f"[{style}]{status}", str(entry["cuts"]), str(entry["obligations"]),
-                      f"{entry['kernel_seconds']:.2f}", f"{entry['seconds']:.2f}")
+                      f"{entry['kernel_seconds']:.2f}",
+                      f"[{'green' if agrees else 'red'}]{xla.get('status', 'UNKNOWN').lower()}", f"{entry['seconds']:.2f}")
     console.print(table)
     for key, r in tie.failures()[:10]:
         console.print(f"[red]{r.status}[/] {key} {r.name}: {r.reason}")

@@ -50,6 +50,10 @@ UNKNOWN.
    softmax), and, drawn again, a kink (a ReLU mask or a maximum decided within
    float32 rounding, ``KINK``).
 
+An obligation of more than ``OBLIGATION_LIMIT`` subterms is not attempted (a tied
+step's have at most about 70): past an edit, the text's values without a counterpart
+are inlined into their users, and one obligation can hold the rest of the step.
+
 Only the kernel's theorems are trusted; the importers are checked by translation
 validation (``verigrad.frontends.stablehlo_check``, ``verigrad.certify.validate``)
 and the composition is the induction above. Float32 literals are read as the shortest
@@ -305,7 +309,9 @@ class _Induction:
     def blame(self, result) -> Value | None:
         """Where a refuted result goes wrong: walking back from it through the values
         of the text without a counterpart in the math, the earliest whose own operands
-        all have one (an edited operation shows there)."""
+        all have one (an edited operation shows there). One that combines a value the
+        math has is preferred to one made of inputs alone (a broadcast of the learning
+        rate that the math writes another way is no departure)."""
         values = {v.var: v for v in self.text.values}
         seen, stack, frontier = set(), [result] if isinstance(result, Var) else [], []
         while stack:
@@ -317,7 +323,8 @@ class _Induction:
             if all(a in self.cut for a in ops):
                 frontier.append(var)
             stack.extend(ops)
-        return values[min(frontier, key=self.pos.get)] if frontier else None
+        combining = [v for v in frontier if any(a in self.cut for a in values[v].definition.atoms)]
+        return values[min(combining or frontier, key=self.pos.get)] if frontier else None
 
 
 def _dag_size(t, limit: int) -> int:
