@@ -693,7 +693,9 @@ def ensure_tied(directory, progress=None):
     the bytes that were tied (and, on the CPU, the very executable the XLA check ran).
     A later change may replay a stored proof trace of the tie here instead."""
     from pathlib import Path
+    from verigrad.frontends.jaxpr import JaxprImportError
     from verigrad.frontends.stablehlo import StableHLOError
+    from verigrad.kernel import KernelError
     from verigrad.run.manifest import ManifestError, load
     directory = Path(directory)
     try:
@@ -705,7 +707,8 @@ def ensure_tied(directory, progress=None):
         tie = tie_directory(directory, progress=progress, manifest=m)
     except NotTied:
         raise
-    except (ManifestError, StableHLOError, ValueError, KeyError, TypeError) as e:
+    except (ManifestError, StableHLOError, JaxprImportError, KernelError, ValueError, KeyError, TypeError,
+            OSError) as e:
         raise NotTied(_one_line(f"{directory}: not tied: {e}")) from None
     if not tie.ok:
         raise NotTied(_one_line(f"{directory}: the render tie of these files failed, so they are not trained: "
