@@ -166,3 +166,13 @@ def test_instantiate_renames_a_binder_the_substituted_index_would_be_captured_by
     assert inst.lhs.idx is not j and j in inst.lhs.free_idx
     assert isinstance(prove_equal(inst.lhs, inst.rhs), Theorem)
     assert isinstance(prove_equal(Sum(j, X[j, j] * Delta(j, j)), X[j, j]), Failure)
+
+
+def test_a_work_budget_stops_a_decision_deterministically():
+    from verigrad.kernel import Failure
+    big = (x[i] + y[i] + 1) ** 6
+    full = prove_equal(big, big * Num(1))
+    assert isinstance(full, Theorem)
+    stopped = prove_equal(big, big * Num(1), budget=20)
+    assert isinstance(stopped, Failure) and "budget" in stopped.reason
+    assert isinstance(prove_equal(big, big * Num(1), budget=10 ** 6), Theorem)

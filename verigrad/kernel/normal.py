@@ -378,6 +378,7 @@ class Normalizer:
             return a
         if not a.terms or not b.terms:
             return ZERO
+        self.choices.spend(len(a.terms) * len(b.terms))
         out: dict = {}
         for m1, c1 in a.terms:
             for m2, c2 in b.terms:
@@ -1088,14 +1089,26 @@ binder_order = None
 nest_order = None
 
 
+class BudgetSpent(KernelError):
+    """A decision stopped by its work budget (``prove_equal(budget=...)``)."""
+
+
 class Choices:
     """The untrusted choices of one decision, as data: each binder order a permutation
     (positions), each nesting choice a position or -1. Made by the hooks and recorded
     (``made``), or read back from a ``script`` when a proof is replayed. The kernel
     checks only that each is well formed: any choice is sound."""
 
-    def __init__(self, script=None):
+    def __init__(self, script=None, budget=None):
         self.made, self.script = [], None if script is None else iter(script)
+        self.work, self.budget = 0, budget
+
+    def spend(self, work: int):
+        """Count products of monomials; past the budget the decision stops (a deterministic
+        limit, unlike a clock: a replay of a proof within it takes the same path)."""
+        self.work += work
+        if self.budget is not None and self.work > self.budget:
+            raise BudgetSpent(f"the work budget of {self.budget} monomial products is spent")
 
     def _next(self, make):
         if self.script is None:

@@ -151,38 +151,22 @@ def replay(trace: dict) -> list:
 
 # -- a plain display (the real printer lives outside the kernel) -------------------------
 
-_INFIX = {T.Add: " + ", T.Mul: " * "}
-
-
 def show(t, limit: int = 600) -> str:
-    """A plain, unambiguous rendering of a term, cut at ``limit`` characters (every part
-    is cut too, and memoized: a large shared term costs its size, not its tree's)."""
+    """A plain, unambiguous rendering of a term, ``Class(arg; ...)`` except for names,
+    numbers, indexing and binders; every part is cut at ``limit`` characters and
+    memoized, so a large shared term costs its size, not its tree's."""
     memo: dict = {}
 
-    def go(t) -> str:
-        if t not in memo:
-            memo[t] = render(t)[:limit + 1]
-        return memo[t]
-
-    def render(t) -> str:
-        if isinstance(t, (T.Var, T.Named)):
-            return t.name
-        if isinstance(t, (T.Num, T.Const, T.IntVal)):
-            return str(t._args[0])
-        if type(t) in _INFIX:
-            return "(" + _INFIX[type(t)].join(map(go, t.terms)) + ")"
-        if isinstance(t, T.Index):
-            return f"{go(t.base)}[{', '.join(map(str, t.idx))}]"
-        if isinstance(t, (T.Sum, T.Lamda)):
-            binders = ", ".join(f"{v.name}<{v.size}" for v in (t.idxs if isinstance(t, T.Lamda) else (t.idx,)))
-            return f"{type(t).__name__}[{binders}]({go(t.body)})"
-        args = [go(a) if isinstance(a, T.Term) else ", ".join(map(go_arg, a)) if isinstance(a, tuple) else go_arg(a)
-                for a in t._args]
-        return f"{type(t).__name__}({'; '.join(args)})"
-
-    def go_arg(a) -> str:
-        return go(a) if isinstance(a, T.Term) else f"{a.name}<{a.size}" if isinstance(a, IndexVar) \
-            else getattr(a, "name", str(a))
+    def go(x) -> str:
+        if isinstance(x, tuple):
+            return ", ".join(map(go, x))
+        if not isinstance(x, T.Term):
+            return f"{x.name}<{x.size}" if isinstance(x, IndexVar) else getattr(x, "name", str(x))
+        if x not in memo:
+            memo[x] = (x.name if isinstance(x, (T.Var, T.Named)) else str(x._args[0]) if len(x._args) == 1 and
+                       not isinstance(x._args[0], (T.Term, tuple)) else f"{go(x.base)}[{go(x.idx)}]"
+                       if isinstance(x, T.Index) else f"{type(x).__name__}({'; '.join(map(go, x._args))})")[:limit + 1]
+        return memo[x]
     s = go(t)
     return s if len(s) <= limit else s[:limit] + " ..."
 

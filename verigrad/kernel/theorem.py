@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from . import terms as T
 from .axioms import AXIOMS
-from .normal import NF, Choices, Normalizer, NotDifferentiable, divisions
+from .normal import NF, BudgetSpent, Choices, Normalizer, NotDifferentiable, divisions
 from .sizes import (ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg,
                     reset_temporaries)
 
@@ -356,7 +356,7 @@ class Failure:
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
 
 
-def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None) -> Theorem | Failure:
+def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None) -> Theorem | Failure:
     """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
 
     ``using`` lists theorems ``|- v = t`` for variables ``v`` (definitions of a
@@ -366,14 +366,17 @@ def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None) -> Theorem | F
 
     The untrusted hooks' choices (binder and nesting orders) are recorded in the
     theorem's ``args``; given as ``choices`` (a replay), they are used instead of the
-    hooks. Any choice is sound; a wrong one can only make the decision fail."""
+    hooks. Any choice is sound; a wrong one can only make the decision fail. ``budget``
+    bounds the work (monomial products): past it the answer is a Failure."""
     # The cyclic garbage collector is paused: normal forms make no reference cycles,
     # while each collection would rescan the ever-growing tables of hash-consed terms.
     was = gc.isenabled()
     gc.disable()
     reset_temporaries()     # the same decision makes the same temporaries in any process
     try:
-        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices))
+        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices, budget))
+    except BudgetSpent as e:
+        return Failure(str(e))
     finally:
         if was:
             gc.enable()
