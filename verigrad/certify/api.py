@@ -188,6 +188,15 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
         timings={"import": t_import - t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
 
 
+def _failing_condition(ob, theorem) -> str | None:
+    """A side condition of ``theorem`` that fails at random inputs of ``ob``'s domain (so
+    on a set of positive measure), in words; None if each holds at every draw."""
+    from . import conditions
+    from .validate import _variables, plan_for
+    variables = _variables(ob)
+    return conditions.failing(theorem, lambda sizes, rng: ob.domain.sample(variables, sizes, rng), plan_for(ob)[:4])
+
+
 def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
     t0 = time.perf_counter()
     try:
@@ -197,6 +206,10 @@ def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
         return Certificate(label, "UNKNOWN", what, detail="timed out while proving", seconds=time.perf_counter() - t0)
     except KernelError as e:
         res = Failure(f"ill-formed claim: {e}")
+    if isinstance(res, Theorem) and res.conds:
+        bad = _failing_condition(ob, res)
+        if bad:     # not a PROVED; a counterexample may still be found
+            res = Failure(f"proved only under a condition: {bad}")
     if isinstance(res, Theorem):
         return Certificate(label, "PROVED", res.statement(), res, axioms=res.axioms(),
                            side_conditions=[str(c) for c in sorted(res.conds, key=str)],
