@@ -151,7 +151,7 @@ def _leaf(layer: Layer, path: str, rebuild=None) -> Certified:
         proofs = {n: Failure(f"translation validation failed: {problem}") for n in local[:k]}
     else:
         if not seen:
-            _PROVED[key] = {n: prove_equal(ob.got(n), ob.expected(n)) for n in local[:k]}
+            _PROVED[key] = {n: _generic(ob, prove_equal(ob.got(n), ob.expected(n))) for n in local[:k]}
         proofs = _PROVED[key]
     # Rename to the network's variables: x@path, the parameters' names, dy@path.
     x, dy = Var(f"x@{path}", ob.var("x").shape), Var(f"dy@{path}", ob.cots[0].shape)
@@ -164,6 +164,17 @@ def _leaf(layer: Layer, path: str, rebuild=None) -> Certified:
                      {p: mapping[ob.var(f"p{i}")] for i, p in enumerate(pnames)},
                      {a: mapping[ob.var(f"a{i}")] for i, a in enumerate(anames)},
                      theorems, [(path, layer.name, statuses, time.perf_counter() - t0)])
+
+
+def _generic(ob, th):
+    """``th``, unless it holds only under a side condition that fails on a set of positive
+    measure (at random inputs): then a Failure saying so."""
+    if isinstance(th, Theorem) and th.conds:
+        from verigrad.certify.api import _failing_condition
+        bad = _failing_condition(ob, th)
+        if bad:
+            return Failure(f"proved only under a condition: {bad}")
+    return th
 
 
 def _functions(layer: Layer):
