@@ -79,7 +79,8 @@ _r("exp_log", "v > 0  ->  exp(c log v) = v^c", "exp and log are inverse on the p
 _r("log_mul", "a, b > 0  ->  log(a b) = log a + log b, log(a^r) = r log a",
    "Functional equation of log on the positive reals.")
 _r("log_exp", "log(exp m) = m", "log inverts exp on all reals.")
-_r("odd_function", "tanh(-u) = -tanh(u), erf(-u) = -erf(u)", "tanh and erf are odd.")
+_r("odd_function", "tanh(-u) = -tanh(u), erf(-u) = -erf(u), sin(-u) = -sin(u)", "tanh, erf and sin are odd.")
+_r("even_function", "cos(-u) = cos(u)", "cos is even.")
 _r("cancel_positive", "p > 0  ->  (a = b  <->  a p = b p)",
    "Multiplying by a positive (hence nonzero) quantity is invertible.")
 # Derivatives ----------------------------------------------------------------------------------
@@ -91,7 +92,11 @@ _r("deriv_power", "d a^r = r a^(r-1) da  (a != 0 or a > 0 as recorded)",
 _r("deriv_exp", "d exp(u) = exp(u) du", "exp' = exp.")
 _r("deriv_log", "d log(u) = u^-1 du  (u != 0)", "log' = 1/x, also for log|x| at x < 0.")
 _r("deriv_tanh", "d tanh(u) = (1 - tanh(u)^2) du", "tanh' = 1 - tanh^2.")
+_r("deriv_trig", "d sin(u) = cos(u) du, d cos(u) = -sin(u) du", "sin' = cos and cos' = -sin.")
 _r("deriv_erf", "d erf(u) = 2 pi^(-1/2) exp(-u^2) du", "Definition of erf as an integral.")
+_r("deriv_max", "d max_b u(b) = sum_b [u(b) - max_c u(c) >= 0] du(b) where one b alone attains the max "
+   "(min alike)", "Precondition, recorded as the condition 3/2 - #{b : u(b) = max} > 0: with u continuous (its own "
+   "conditions are recorded) the other values stay below the maximum nearby, so max = u(b) there.")
 _r("deriv_sum", "d sum_v f(v) = sum_v d f(v)", "Linearity of the derivative; ranges are constant.")
 _r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
    "Opaque functions are assumed differentiable; their partials are new symbols.")

@@ -10,14 +10,15 @@ Every rule is valid where the term is differentiable. Where that needs a conditi
 is recorded: a base raised to a negative or fractional power must be nonzero (or
 positive), and an indicator ``[t > 0]`` is differentiated as 0 off its kink ``t == 0``
 where ``t`` is itself differentiable (for relu this is the convention ``relu'(0) = 0``). ``max`` over an index and second
-derivatives of opaque functions raise ``NotDifferentiable``.
+derivatives of opaque functions raise ``NotDifferentiable``; ``max`` over an index is
+differentiated where one index alone attains it (recorded).
 """
 from __future__ import annotations
 
 from fractions import Fraction
 
 from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, FnA, LogA, MaxA, Mono, NF, Normalizer,
-                     NotDifferentiable, ParenA, RIndA, SumA, nf_atom, nf_mono)
+                     NotDifferentiable, ParenA, RIndA, SumA, nf_atom, nf_const, nf_mono)
 from .sizes import Poly, fresh_index
 
 
@@ -87,8 +88,7 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
     if isinstance(a, ApplyA) and a.argno is None:
         return _apply(nz, a, var, P)
     if isinstance(a, MaxA):
-        raise NotDifferentiable(f"{a.kind} over an index depends on {var.name}; it must cancel before "
-                                "differentiation (the kernel has no derivative of max)")
+        return _extremum(nz, a, var, P)
     if isinstance(a, (DFnA, ApplyA)):
         raise NotDifferentiable(f"second derivative of the opaque function {a.fn.name}")
     raise NotDifferentiable(f"no derivative rule for {a!r}")
@@ -100,6 +100,11 @@ def _fn(nz: Normalizer, a: FnA, var, P) -> NF:
         (u,) = a.args
         t = nf_atom(a)
         return nz.mul(nz.sub(ONE, nz.mul(t, t)), derivative(nz, u, var, P))
+    if a.fn in ("sin", "cos"):
+        nz.use("deriv_trig")          # sin' = cos, cos' = -sin
+        (u,) = a.args
+        d = nf_atom(FnA("cos", (u,))) if a.fn == "sin" else nz.scale(nf_atom(FnA("sin", (u,))), -1)
+        return nz.mul(d, derivative(nz, u, var, P))
     if a.fn == "erf":
         nz.use("deriv_erf")
         (u,) = a.args
@@ -114,6 +119,21 @@ def _fn(nz: Normalizer, a: FnA, var, P) -> NF:
         if du.terms:
             parts.append(nz.mul(nf_atom(DFnA(a.fn, k, a.args)), du))
     return nz.add(*parts)
+
+
+def _extremum(nz: Normalizer, a: MaxA, var, P) -> NF:
+    """``d max_b u(b) = sum_b [u(b) - max >= 0] du(b)`` where one ``b`` alone attains the
+    maximum (min alike): the count of those that do, a whole number >= 1, must be below
+    3/2 (recorded). The indicator is read exactly, not off a kink: it is 1 at the argmax."""
+    nz.use("deriv_max")
+
+    def top(b):
+        ub = nz.subst_nf(a.u, {a.b: Poly.sym(b)})
+        return ub, nz.rind(nz.sub(ub, nf_atom(a)), ">=" if a.kind == "max" else "<=", strict=False)
+    c, t = fresh_index(a.b.size), fresh_index(a.b.size)
+    nz.need("positive", nz.sub(nf_const(Fraction(3, 2)), nz.sum([c], top(c)[1])))
+    ut, at_top = top(t)
+    return nz.sum([t], nz.mul(at_top, derivative(nz, ut, var, P)))
 
 
 def _apply(nz: Normalizer, a: ApplyA, var, P) -> NF:

@@ -670,9 +670,10 @@ class Normalizer:
             p = Poly({m: c // g for m, c in p.terms.items() if m}) + p.const_value() // g
         return nf_atom(IndA(p))
 
-    def rind(self, u: NF, rel: str) -> NF:
+    def rind(self, u: NF, rel: str, strict=None) -> NF:
         """``[u rel 0]``; a monomial argument is scaled to coefficient 1. An integer-valued
-        ``u`` has no kink: its indicators are read exactly, all as ``[v >= 0]``."""
+        ``u`` has no kink: its indicators are read exactly, all as ``[v >= 0]``. ``strict``
+        (default: the normalizer's) reads ``[u >= 0]`` as ``[u > 0]`` off the kink."""
         c = u.const()
         if c is not None:
             return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
@@ -686,7 +687,7 @@ class Normalizer:
             if c < 0:
                 rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
             u = nf_mono(m)
-        if self.strict_kinks and rel != ">":
+        if (self.strict_kinks if strict is None else strict) and rel != ">":
             # Off the kink u != 0 (recorded): [u >= 0] = [u > 0] and [u < 0] = [u <= 0] = 1 - [u > 0].
             self.use("indicator_off_kink")
             self.need("offkink", u)
@@ -757,15 +758,15 @@ class Normalizer:
         return self.add(*parts)
 
     def fn(self, fn, args) -> NF:
-        """``tanh``, ``erf`` (odd: the sign of a monomial argument comes out) and opaque
-        functions."""
-        if fn in ("tanh", "erf"):
+        """``tanh``, ``erf``, ``sin`` (odd: the sign of the leading monomial comes out),
+        ``cos`` (even: it is dropped) and opaque functions."""
+        if fn in ("tanh", "erf", "sin", "cos"):
             (u,) = args
             if not u.terms:
-                return ZERO
+                return ONE if fn == "cos" else ZERO
             if u.terms[0][1] < 0:            # the leading monomial's sign comes out
-                self.use("odd_function")
-                return self.scale(nf_atom(FnA(fn, (self.scale(u, -1),))), -1)
+                self.use("even_function" if fn == "cos" else "odd_function")
+                return self.scale(nf_atom(FnA(fn, (self.scale(u, -1),))), 1 if fn == "cos" else -1)
             return nf_atom(FnA(fn, (u,)))
         if fn == "exp":
             return self.exp(args[0])

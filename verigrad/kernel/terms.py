@@ -20,7 +20,7 @@ from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, 
 _interned: dict = {}
 _raw: dict = {}
 
-ELEMENTARY = ("exp", "log", "tanh", "erf")
+ELEMENTARY = ("exp", "log", "tanh", "erf", "sin", "cos")
 FACTS = ("positive", "nonneg", "nonzero", "integer")
 
 
@@ -349,7 +349,7 @@ class ScalarFn(_Symbol):
 
 
 class Func(Term):
-    """Element-wise ``exp log tanh erf`` or an opaque ``ScalarFn``."""
+    """Element-wise ``exp log tanh erf sin cos`` or an opaque ``ScalarFn``."""
 
     @classmethod
     def _canon(cls, fn, operands):

@@ -1,8 +1,15 @@
 """``verigrad check TRACE...``: replay proof traces in a fresh process that loads only
 the kernel (``verigrad.kernel.replay``), so a PROVED is trusted without trusting the
-Python process that made it."""
+Python process that made it.
+
+The fresh process decides: for each claim it reports PROVED (and the axioms) or the
+trace REFUSED. It has matched each claim's step against the statement the trace
+records, so this process then prints those recorded objects with the real printer
+(untrusted, like every printer: it shows, it does not decide).
+"""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +25,7 @@ pkg = types.ModuleType("verigrad")
 pkg.__path__ = [sys.argv[1]]
 sys.modules["verigrad"] = pkg
 from verigrad.kernel.replay import main
-sys.exit(main(sys.argv[2:], as_json="--json" in sys.argv[2:2]))
+sys.exit(main(sys.argv[2:]))
 """
 
 
@@ -27,12 +34,34 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="one JSON object per claim")
 
 
-def check(paths, as_json: bool = False) -> subprocess.CompletedProcess:
-    """Run the checker on ``paths`` in a fresh, isolated interpreter."""
+def check(paths) -> tuple[int, list]:
+    """Replay ``paths`` in a fresh, isolated interpreter: its exit code and its verdicts
+    (one dict per claim or refused trace)."""
     root = str(Path(__file__).resolve().parents[1])
-    boot = BOOT.replace('"--json" in sys.argv[2:2]', "True" if as_json else "False")
-    return subprocess.run([sys.executable, "-I", "-c", boot, root, *map(str, paths)],
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-I", "-c", BOOT, root, *map(str, paths)], capture_output=True, text=True)
+    verdicts = []
+    for line in done.stdout.splitlines():
+        try:
+            verdicts.append(json.loads(line))
+        except ValueError:
+            verdicts.append({"status": "ERROR", "reason": line})
+    if done.returncode not in (0, 1) and not any(v["status"] == "ERROR" for v in verdicts):
+        verdicts.append({"status": "ERROR", "reason": (done.stderr.strip().splitlines() or ["the checker failed"])[-1]})
+    return done.returncode, verdicts
+
+
+def statement(path, step: int) -> dict:
+    """The statement a trace records for ``step``, printed (the replay matched it)."""
+    from verigrad.kernel.replay import build, decode
+    trace = json.loads(Path(path).read_text())
+    objs = []
+    for entry in trace["objects"]:
+        objs.append(build(entry, objs))
+    s = trace["steps"][step]
+    lhs, rhs = decode(s["lhs"], objs), decode(s["rhs"], objs)
+    hyps = [decode(h, objs) for h in s.get("hyps", [])]
+    return {"statement": f"{lhs!r} = {rhs!r}", "hypotheses": [f"{a!r} = {b!r}" for a, b in hyps],
+            "conditions": [f"{decode(c[1], objs)!r} ({c[0]})" for c in s.get("conds", [])]}
 
 
 def run(args) -> int:
@@ -40,7 +69,18 @@ def run(args) -> int:
     missing = [p for p in args.traces if not Path(p).is_file()]
     if missing:
         raise UsageError(f"no such trace file: {missing[0]}")
-    done = check(args.traces, args.json)
-    sys.stdout.write(done.stdout)
-    sys.stderr.write(done.stderr)
-    return done.returncode
+    code, verdicts = check(args.traces)
+    statements: dict = {}
+    for v in verdicts:
+        if v["status"] == "PROVED":
+            v.update(statements.setdefault((v["trace"], v["step"]), statement(v["trace"], v["step"])))
+        if args.json:
+            print(json.dumps(v))
+        elif v["status"] == "PROVED":
+            extra = "".join(f"\n    if {h}" for h in v["hypotheses"]) + "".join(f"\n    under {c}" for c in v["conditions"])
+            print(f"{v['trace']}: PROVED {v['claim']}\n    {v['statement']}{extra}\n    axioms: {', '.join(v['axioms'])}")
+        elif v["status"] == "REFUSED":
+            print(f"{v['trace']}: REFUSED: {v['reason']}")
+        else:
+            print(f"error: {v['reason']}")
+    return code
