@@ -34,7 +34,9 @@ class TieFailed(RuntimeError):
 
 def configure(net, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=None,
               label_smoothing: float = 0.1, options=None, **hyper):
-    """``(network, Config)`` for a net name of ``verigrad.nn.nets`` (built at
+    """``(network, Config)`` for a net name of ``verigrad.nn.nets`` or a network file
+    ``FILE.py:NAME`` (``verigrad.nn.builder``; the manifest records its path and
+    sha256, so tying it again loads the same file and refuses a changed one) (built at
     ``batch``, default 64, with the builder's keyword ``options``) or a ``Network``
     (its own batch; ``drop_path > 0`` keeps its sites, 0 leaves them absent; the
     manifest then cannot rebuild it, so tying it again needs it passed back)."""
@@ -45,6 +47,17 @@ def configure(net, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=
     if not 0 <= label_smoothing < 1:
         raise ValueError(f"label smoothing must be in [0, 1), got {label_smoothing}")
     optimizer = hyperparameters(opt, **hyper)
+    from verigrad.nn.builder import is_spec, load, source_of
+    if is_spec(net):                    # FILE.py:NAME, a network defined with verigrad.nn.builder
+        if options:
+            raise ValueError("builder options are for a network given by name")
+        source = source_of(net)
+        model = load(source)
+        cfg = Config(model.name, 64 if batch is None else int(batch), optimizer, float(drop_path), clip,
+                     label_smoothing, {}, source)
+        if cfg.batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        return build_network(cfg), cfg
     if isinstance(net, str):
         cfg = Config(net, 64 if batch is None else int(batch), optimizer, float(drop_path), clip, label_smoothing,
                      dict(options or {}))

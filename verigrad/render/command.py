@@ -11,7 +11,8 @@ HELP = "render a network's train step to StableHLO (train_step.mlir, forward.mli
 
 def add_arguments(p):
     p.add_argument("target", metavar="NET_OR_DIR",
-                   help="a network to render (mlp, cnn, resnet, vit), or a rendered directory to tie again")
+                   help="a network to render (mlp, cnn, resnet, vit, or FILE.py:NAME defined with "
+                        "verigrad.nn.builder), or a rendered directory to tie again")
     p.add_argument("--out", metavar="DIR", help="where to write the rendered files (default: NET)")
     p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], default="adamw")
     p.add_argument("--batch", type=int, default=64)
@@ -40,14 +41,16 @@ def run(args) -> int:
                 tie = check(target, progress=progress)
             directory = target
         else:
+            from verigrad.nn.builder import is_spec, split_spec
             from verigrad.nn.nets import NETS
-            if args.target not in NETS:
+            if args.target not in NETS and not is_spec(args.target):
                 raise UsageError(f"{args.target}: neither a rendered directory (no manifest.json) nor a network "
-                                 f"({', '.join(NETS)})")
+                                 f"({', '.join(NETS)}, or FILE.py:NAME)")
             if args.batch < 1:
                 raise UsageError(f"--batch must be >= 1, got {args.batch}")
             hyper = {} if args.weight_decay is None else {"weight_decay": args.weight_decay}
-            directory = Path(args.out or args.target)
+            directory = Path(args.out or (Path(split_spec(args.target)[0]).stem if is_spec(args.target)
+                                          else args.target))
             with progress or _null():
                 directory, tie = render_and_tie(args.target, directory, batch=args.batch, opt=args.opt,
                                                 drop_path=args.drop_path, clip=args.clip,

@@ -51,6 +51,7 @@ class Config:
     clip: float | None = None
     label_smoothing: float = 0.1
     options: dict | None = field(default_factory=dict)    # None: a Network given as an object
+    source: dict | None = None     # a network file (verigrad.nn.builder): {"file", "name", "sha256"}
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -64,6 +65,9 @@ def build_network(cfg: Config):
     """The network ``cfg.net`` of ``verigrad.nn.nets`` at ``cfg.batch``; a builder
     with a ``drop_path_rate`` gets ``cfg.drop_path``."""
     from verigrad.nn.nets import NETS
+    if cfg.source is not None:          # a network file: loaded again, and refused if it changed since
+        from verigrad.nn.builder import load_source
+        return load_source(cfg.source, check_hash=True).build(cfg.batch, drop_path_rate=cfg.drop_path)
     if cfg.net not in NETS:
         raise ValueError(f"unknown network {cfg.net!r} (known: {', '.join(NETS)})")
     if cfg.options is None:
