@@ -6,8 +6,8 @@ import textwrap
 import pytest
 
 from verigrad.kernel import Theorem
-from verigrad.proof import Range, Symbol, oo, script
-from verigrad.proof.expr import IntSymbol, ProofError, TensorSymbol
+from verigrad.proof import ProofError, Range, Symbol, oo, script
+from verigrad.proof.expressions import IntSymbol, TensorSymbol
 
 HEADER = "from verigrad.proof import *\n"
 

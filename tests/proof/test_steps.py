@@ -1,6 +1,7 @@
 """Every step is re-checked by the kernel: wrong steps and wrong tactics are rejected."""
 from verigrad.kernel import Theorem
 from verigrad.proof import tactics
+from verigrad.proof.expressions import Number
 
 HEADER = "from verigrad.proof import *\n"
 
@@ -61,7 +62,7 @@ def prove(Eq):
 
 def test_a_tactic_that_proposes_a_wrong_rewrite_cannot_prove_anything(theorem, monkeypatch):
     def wrong_simplify(node, ctx):
-        return tactics.Number(1)      # claims the sum simplifies to 1, whatever it is
+        return Number(1)      # claims the sum simplifies to 1, whatever it is
     monkeypatch.setitem(tactics.TACTICS, "simplify", (wrong_simplify, False))
     src = HEADER + """
 @apply
@@ -85,7 +86,7 @@ def prove(Eq):
 
 def test_the_same_wrong_tactic_on_a_true_goal_is_still_rejected(theorem, monkeypatch):
     def wrong_definition(node, ctx):
-        return tactics.Number(0) * node + 1, None
+        return Number(0) * node + 1, None
     monkeypatch.setitem(tactics.TACTICS, "definition", (wrong_definition, True))
     res = theorem(SUMS_TO_ONE)
     assert res.status == "failed" and "cannot show" in res.reason

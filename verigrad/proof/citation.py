@@ -6,16 +6,22 @@ caller's arguments; the cited proof's kernel theorem is instantiated there
 statement. ``Eq[-1].this.rhs.apply(module)`` rewrites a node with the cited equation,
 finding the arguments by matching the node against the theorem's generic left side. A
 cited theorem that is not proved leaves the citing facts pending and caps the citer.
+
+The script runner layer, above ``script`` (a citation runs the cited proof) and below
+``theorem``, whose ``apply`` calls it. ``stmt`` below is that ``apply``: its ``module``
+and ``statements(*args)`` are all a citation reads of it.
 """
 from __future__ import annotations
 
 from verigrad.kernel import instantiate
 from verigrad.kernel.sizes import Poly, SizeSym
 
-from . import kernel_glue as K
-from .expr import Expr, IntSymbol, ProofError, SizeExpr, TensorSymbol, as_expr, as_size
+from . import justification as K
+from .context import current
+from .errors import ProofError
+from .expressions import Expr, IntSymbol, SizeExpr, TensorSymbol, as_expr, as_size
 from .facts import Fact, settle
-from .script import PROVED, TheoremStatement, current, run_proof
+from .script import PROVED, run_proof
 from .statements import Equality, Statement
 
 
@@ -73,7 +79,7 @@ def _bind_size(mapping, g, c, what):
         raise ProofError(f"{what}: size {g} does not match {c}")
 
 
-def _instances(stmt: TheoremStatement, args, kw, what):
+def _instances(stmt, args, kw, what):
     """``(facts, result)``: the caller's statements, proved by instantiating the cited
     theorem (or left pending, with the reason, when it is not proved)."""
     res = run_proof(stmt.module)
@@ -112,7 +118,7 @@ def _instances(stmt: TheoremStatement, args, kw, what):
     return facts, res
 
 
-def cite(stmt: TheoremStatement, args, kw):
+def cite(stmt, args, kw):
     facts, _ = _instances(stmt, args, kw, f"citing {stmt.module}")
     return facts[0] if len(facts) == 1 else tuple(facts)
 
@@ -139,10 +145,6 @@ def _match(p: Expr, e: Expr, pattern: dict, binds: dict) -> bool:
 def cite_at(stmt, node: Expr, args):
     """Rewrite ``node`` with a cited theorem ``lhs = rhs``: the arguments are given or found
     by matching ``node`` against the theorem's generic left side."""
-    if not isinstance(stmt, TheoremStatement):
-        stmt = getattr(stmt, "apply", stmt)
-    if not isinstance(stmt, TheoremStatement):
-        raise ProofError(f"apply: {stmt!r} is not a theorem")
     what = f"applying {stmt.module}"
     if not args:
         res = run_proof(stmt.module)

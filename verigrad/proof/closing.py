@@ -7,14 +7,17 @@ decided equal); the last entry decided outright (a proof may end at a statement 
 decision procedure settles, as SymPy's evaluation settled the seed's last steps); and
 a goal from the last entry by difference (``a - b`` and ``p - q`` with one normal form,
 for ``U - V = 0``). Nothing here makes a theorem but kernel rules.
+
+The top of the facts layer: the script runner calls it when a proof body has run.
 """
 from __future__ import annotations
 
 from verigrad.kernel import KernelError, Theorem, symm
 
-from . import kernel_glue as K
-from .expr import ProofError
-from .facts import Fact, ProofLog, settle
+from . import justification as K
+from .errors import ProofError
+from .facts import Fact, settle
+from .proof_log import ProofLog
 from .statements import Equality
 
 

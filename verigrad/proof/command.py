@@ -9,6 +9,8 @@
     verigrad verify --steps attention.relative_position   # the proof, step by step
 
 Exit code 0 only if every selected theorem is proved; 1 otherwise; 3 for bad input.
+
+The top of ``verigrad.proof``: it reads the library (``library``) and prints.
 """
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ import json
 import os
 import sys
 import time
+
+from verigrad.kernel import AXIOMS
+
+from .library import file_info, load_library, select, verify_library
 
 NAME = "verify"
 HELP = "check the theorem library: every step of every proof re-checked by the kernel"
@@ -53,8 +59,6 @@ def run(args) -> int:
 def _run(args) -> int:
     from rich.console import Console
 
-    from .library import file_info, load_library, select
-
     if args.jobs is not None and args.jobs < 1:
         raise _usage(f"--jobs must be at least 1, not {args.jobs}")
     infos = load_library()
@@ -90,8 +94,6 @@ def _run(args) -> int:
 def _check(args, chosen, err):
     """Records of the chosen theorems, with a progress bar on a terminal."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from .library import verify_library
     if not err.is_terminal or args.json:
         return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache)
     with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
@@ -173,9 +175,6 @@ def _json(r):
 def _axioms(args, infos) -> int:
     from rich.console import Console
 
-    from verigrad.kernel import AXIOMS
-
-    from .library import select, verify_library
     exact = [i for i in infos if i.name == args.axioms or i.module == args.axioms]
     found = exact or select(infos, [args.axioms])
     if not found:

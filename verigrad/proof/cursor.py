@@ -6,10 +6,14 @@ child, ``.function`` (or ``.expr``) the body of a ``Sum``/``Lamda``, ``.find(Cls
 first node of a kind. Calling a tactic there (``.distribute()``, ``.definition``)
 rewrites that node, rebuilds the fact around it, and asks the kernel to prove the
 changed side equal to the old one; the result is a new fact equivalent to the old.
+
+The facts layer, below ``facts``: a cursor reads its fact's ``statement`` and asks the
+fact for the rewritten one (``fact.rewritten``), so it needs nothing of ``facts``.
 """
 from __future__ import annotations
 
-from .expr import Expr, ProofError
+from .errors import ProofError
+from .expressions import Call, Expr, Fn
 from .tactics import TACTICS, TacticError
 
 
@@ -69,7 +73,6 @@ class Cursor:
     def find(self, cls):
         """The first node (pre-order) of a class (``Indexed``, ``Sum``), a call of a
         function (``softmax``), or equal to an expression."""
-        from .functions import Call, Fn
         path = self._full_path()
 
         def hit(e):
@@ -108,7 +111,6 @@ class Cursor:
         return [st.side(s) for s in st.sides]
 
     def _apply(self, name, rule, a, kw):
-        from .facts import rewrite_fact
         path = self._full_path()
         node = self.node
         try:
@@ -123,7 +125,7 @@ class Cursor:
         new_side = _set(self.fact.statement.side(path[0]), path[1:], out)
         st = self.fact.statement.replace_side(path[0], new_side)
         inputs = tuple(x for x in a if hasattr(x, "theorem") and hasattr(x, "statement"))
-        return rewrite_fact(self.fact, st, name, using=using, inputs=inputs)
+        return self.fact.rewritten(st, name, using=using, inputs=inputs)
 
     def __repr__(self):
         return f"<cursor at {self.node}>"

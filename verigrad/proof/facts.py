@@ -1,4 +1,4 @@
-"""Facts and the proof log ``Eq`` (untrusted bookkeeping around kernel theorems).
+"""Facts (untrusted bookkeeping around kernel theorems).
 
 A ``Fact`` is a statement together with how it is known:
 
@@ -14,18 +14,21 @@ the old by ``trans`` and ``symm`` or the old from the new. A goal is proved when
 chain of such derivations reaches it from proved facts. The derivations call only
 kernel rules, so a goal's theorem is always the kernel's.
 
-``Eq`` is the log a ``prove(Eq)`` body writes to: ``Eq << fact`` appends (a tuple
-appends each), ``Eq[k]`` reads, ``Eq.name = fact`` names a fact without numbering it.
+The facts layer sits above tactics: ``fact.this`` is a cursor (``cursor``), where a
+tactic's proposal becomes a new fact (``Fact.rewritten``). This module also gives
+expressions their ``this`` (``X.this``: a cursor on ``X = X``), which the expression
+layer declares but cannot build. The log that numbers facts is ``proof_log``.
 """
 from __future__ import annotations
 
-import sys
-
 from verigrad.kernel import KernelError, Theorem, abstract, assume, index, refl, rewrite, symm
 
-from . import kernel_glue as K
-from .expr import Expr, Indexed, IntSymbol, Lamda, ProofError, TensorSymbol, as_expr, replace, zeros
+from . import justification as K
+from .cursor import Cursor
+from .errors import ProofError
+from .expressions import SYNTAX, Expr, Indexed, IntSymbol, Lamda, TensorSymbol, as_expr, push_index, tidy_lamda
 from .statements import Equality, Statement
+from .tactics import zero_if_zero
 
 
 class Fact:
@@ -114,9 +117,12 @@ class Fact:
 
     # -- steps on whole facts --------------------------------------------------------------------
     @property
-    def this(self):
-        from .cursor import Cursor
+    def this(self) -> Cursor:
         return Cursor(self, ())
+
+    def rewritten(self, statement: Statement, rule: str, using=None, inputs=()) -> "Fact":
+        """The equivalent fact whose sides changed to ``statement``'s (``rewrite_fact``)."""
+        return rewrite_fact(self, statement, rule, using=using, inputs=inputs)
 
     @property
     def reversed(self) -> "Fact":
@@ -163,7 +169,6 @@ class Fact:
 
     def __getitem__(self, idx) -> "Fact":
         """Index both sides (congruence), pushing the index into each side."""
-        from .tactics import push_index
         st = self._equality("indexing")
         if not isinstance(idx, tuple):
             idx = (idx,)
@@ -185,7 +190,6 @@ class Fact:
         """Extensionality: from ``A[i, j] = B[i, j]`` for every i, j infer
         ``Lamda[j, i](A[i, j]) = Lamda[j, i](B[i, j])``, shown without the comprehension
         where it is just a tensor (``U - V``). Limits are listed innermost first."""
-        from .tactics import tidy_lamda
         st = self._equality("reference")
         syms = []
         for lim in limits:
@@ -233,7 +237,7 @@ class Fact:
             sources = (self,)
         make = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}[op]
         lhs, rhs = make(st.lhs, ol), make(st.rhs, orr)
-        rhs = _zero_if_zero(rhs)
+        rhs = zero_if_zero(rhs)
         new = Fact(Equality(lhs, rhs), {"+": "add", "-": "subtract", "*": "multiply"}[op], sources)
         L, R = new.pair
 
@@ -274,24 +278,13 @@ def _plain_indices(e: Indexed) -> bool:
     return all(isinstance(v, IntSymbol) and v.kind == "index" for v in idx) and len(set(idx)) == len(idx)
 
 
-def _zero_if_zero(e: Expr) -> Expr:
-    """``0`` for an expression the kernel shows is zero (SymPy would cancel it)."""
-    from verigrad.kernel import Theorem as Th, prove_equal
-    z = zeros(e.shape)
-    try:
-        res = prove_equal(e.term, z.term)
-    except (KernelError, ProofError):
-        return e
-    return z if isinstance(res, Th) else e
-
-
 def _replace_statement(st: Statement, old: Expr, new: Expr):
     """The statement with ``old`` replaced on every side, or None if it does not occur."""
     changed = False
     out = st
     for side in st.sides:
         e = st.side(side)
-        r = replace(e, old, new)
+        r = e.replace(old, new)
         if r is not e and r != e:
             out = out.replace_side(side, r)
             changed = True
@@ -368,114 +361,6 @@ def definition_fact(sym: TensorSymbol, elementwise: bool) -> Fact:
     return Fact(Equality(sym, body), "definition", theorem=th, kind="definition")
 
 
-# -- the log ------------------------------------------------------------------------------------------
-
-class ProofLog:
-    """``Eq``: the numbered list of facts a proof writes (``Eq << fact``)."""
-
-    def __init__(self, owner=None):
-        object.__setattr__(self, "_facts", [])
-        object.__setattr__(self, "_named", {})
-        object.__setattr__(self, "_order", [])
-        object.__setattr__(self, "owner", owner)
-        object.__setattr__(self, "goals", [])
-        object.__setattr__(self, "givens", [])
-
-    def _line(self, depth=2):
-        return sys._getframe(depth).f_lineno
-
-    def __lshift__(self, item):
-        line = self._line()
-        for fact in self._facts_of(item):
-            self._append(fact, line)
-        return self
-
-    def _facts_of(self, item):
-        from .script import ApplyResult
-        if isinstance(item, (list, tuple)):
-            out = []
-            for x in item:
-                out.extend(self._facts_of(x))
-            return out
-        if isinstance(item, ApplyResult):
-            return item.facts()
-        if isinstance(item, Fact):
-            return [item]
-        if isinstance(item, Statement):
-            return [self._hand_written(item)]
-        raise ProofError(f"Eq << {item!r}: expected a fact, a statement or apply(...)")
-
-    def _hand_written(self, st: Statement) -> Fact:
-        """A statement written out by hand: chained to the previous fact when they share a
-        side (``a = b`` then ``a = c`` needs ``b = c``), else decided by the kernel."""
-        new = Fact(st, "hand-written")
-        L, R = new.pair
-        prev = self._facts[-1] if self._facts else None
-        if prev is not None:
-            Lp, Rp = prev.pair
-            if Lp is L or Rp is R:
-                eq_l = K.decide(Lp, L, f"hand-written step {st}")
-                eq_r = K.decide(Rp, R, f"hand-written step {st}")
-                new.inputs = (prev,)
-                new.derive_from([prev], lambda th: K.forward(th, eq_l, eq_r))
-                prev.derive_from([new], lambda th: K.backward(th, eq_l, eq_r))
-                return new
-        settle(new, K.decide(L, R, f"hand-written step {st}"))
-        return new
-
-    def _append(self, fact: Fact, line: int, name: str | None = None):
-        if fact.index is not None or fact.name is not None:
-            fact = _alias(fact)
-        fact.line = line
-        if name is None:
-            fact.index = len(self._facts)
-            self._facts.append(fact)
-        else:
-            fact.name = name
-            self._named[name] = fact
-        self._order.append(fact)
-        if fact.kind == "goal":
-            self.goals.append(fact)
-        elif fact.kind == "given":
-            self.givens.append(fact)
-
-    def __getitem__(self, k):
-        try:
-            return self._facts[k]
-        except IndexError:
-            raise ProofError(f"Eq[{k}]: the log has {len(self._facts)} entries") from None
-
-    def __len__(self):
-        return len(self._facts)
-
-    def __setattr__(self, name, value):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        facts = self._facts_of(value)
-        if len(facts) != 1:
-            raise ProofError(f"Eq.{name} = ...: one fact expected")
-        self._append(facts[0], self._line(), name)
-
-    def __getattr__(self, name):
-        named = object.__getattribute__(self, "_named")
-        if name in named:
-            return named[name]
-        raise ProofError(f"Eq.{name}: no fact of that name")
-
-    @property
-    def entries(self):
-        """Every fact written to the log, numbered and named, in order."""
-        return list(self._order)
-
-
-def _alias(fact: Fact) -> Fact:
-    """The same fact again under a new number (``Eq << Eq[3]``)."""
-    new = Fact(fact.statement, "repeat", (fact,), kind=fact.kind if fact.kind != "goal" else "step")
-    new.derive_from([fact], lambda th: th)
-    fact.derive_from([new], lambda th: th)
-    return new
-
-
 def given_fact(st: Statement) -> Fact:
     """A hypothesis of the theorem: ``L = R |- L = R``."""
     L, R = st.pair()
@@ -485,3 +370,6 @@ def given_fact(st: Statement) -> Fact:
 def goal_fact(st: Statement) -> Fact:
     return Fact(st, "apply", kind="goal")
 
+
+# What an expression's ``this`` is: a cursor on ``X = X`` (see ``expressions.node``).
+SYNTAX["this"] = lambda e: Fact.reflexive(e).this

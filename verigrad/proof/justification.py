@@ -1,16 +1,18 @@
-"""Kernel glue: the few ways the proof language turns proposals into kernel theorems.
+"""Justification: the few ways the proof language turns proposals into kernel theorems.
 
 Every function here calls only the kernel's rules (``prove_equal``, ``trans``,
 ``symm``, ``rewrite``, ``index``, ``abstract``, ``instantiate``). A tactic proposes a new
 expression; ``equate`` asks the kernel to prove old = new. Nothing here can make a
 theorem the kernel did not make; a wrong proposal ends in ``StepRejected``.
+
+The bottom of the facts layer: it works on kernel terms and theorems only.
 """
 from __future__ import annotations
 
 from verigrad.kernel import (Failure, KernelError, Theorem, instantiate, prove_equal, refl, rewrite, symm, trans)
 from verigrad.kernel import terms as T
 
-from .expr import ProofError
+from .errors import ProofError
 
 
 class StepRejected(ProofError):

@@ -21,6 +21,9 @@ line, statement (the kernel's, as text), latex, display (as written), steps, axi
 conditions, cites, seconds``. A step: ``label, index, name, line, rule, uses (labels of
 the entries it used), status ('proved' | 'pending'), kind ('goal', 'definition', ...),
 display, statement, latex`` and, live only, ``lhs``, ``rhs`` and ``theorem``.
+
+The layer above the script runner (it runs proofs with ``script.run_proof``) and below
+the command.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Optional
+
+from .script import FILES, forget, run_proof, statement_of
 
 PACKAGE = "verigrad.library"
 ROOT = Path(__file__).resolve().parent.parent / "library"
@@ -260,7 +265,6 @@ def _safe(fn):
 
 def file_info(path) -> TheoremInfo:
     """A theorem file outside the library (``verigrad verify my_theorem.py``)."""
-    from .script import FILES
     path = Path(path).resolve()
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     module = f"_verigrad_file_{path.stem}_{digest}"
@@ -296,13 +300,11 @@ def _info_for(name_or_path) -> TheoremInfo:
 def verify_theorem(name_or_path) -> TheoremRecord:
     """Check one theorem (a library name, or the path of a theorem file anywhere) in this
     process and return its record (with live kernel objects)."""
-    from .script import run_proof
     info = _info_for(name_or_path)
     return record_of(run_proof(info.module), info)
 
 
 def _verify_file(info: TheoremInfo) -> TheoremRecord:
-    from .script import run_proof
     return record_of(run_proof(info.module), info)
 
 
@@ -425,7 +427,6 @@ def _replayed(trace: dict, info: TheoremInfo):
     """The theorems of ``trace``, replayed by the kernel, if they are exactly what the
     theorem file states (its goals, under at most its givens); else None."""
     from verigrad.kernel.replay import TraceError, replay
-    from .script import statement_of
     try:
         theorems = [th for _, th in replay(trace)]
         stated = statement_of(info.module)
@@ -463,12 +464,10 @@ def _store(key: str, rec: TheoremRecord):
 
 def _worker_init():
     """Workers import verigrad once (with fork they inherit it from the parent)."""
-    import verigrad.proof.script
-    verigrad.proof.script.forget()
+    forget()
 
 
 def _verify_in_worker(info: TheoremInfo) -> dict:
-    from .script import run_proof
     rec = _traced(record_of(run_proof(info.module), info))
     return {"record": rec.to_json(), "trace": rec.trace}
 

@@ -1,10 +1,16 @@
 """Statements: what a fact states (an equation, or an integer in an interval) and the
-kernel equation each one means."""
+kernel equation each one means.
+
+The layer above expressions: a statement is made of expressions and knows nothing of
+how it is proved (that is a fact's business, ``facts``).
+"""
 from __future__ import annotations
 
 from verigrad.kernel import terms as T
 
-from .expr import Number, ProofError, _shape_str, _weight, as_expr, oo, zeros
+from .errors import ProofError
+from .expressions import Number, as_expr, shape_str, zeros
+from .expressions.kernel_terms import weight_product
 
 
 class Statement:
@@ -37,7 +43,7 @@ class Equality(Statement):
                 self.lhs = zeros(self.rhs.shape)
             else:
                 raise ProofError(f"the sides of {self.lhs} = {self.rhs} have shapes "
-                                 f"{_shape_str(self.lhs.shape)} and {_shape_str(self.rhs.shape)}")
+                                 f"{shape_str(self.lhs.shape)} and {shape_str(self.rhs.shape)}")
 
     sides = ("lhs", "rhs")
 
@@ -61,35 +67,10 @@ class Equality(Statement):
         return f"{self.lhs} = {self.rhs}"
 
 
-class Interval:
-    """The closed integer interval ``[a, b]`` (``Interval(a, b, integer=True)``)."""
-
-    def __init__(self, a, b, integer=True, left_open=False, right_open=False):
-        self.a, self.b = as_expr(a), as_expr(b)
-        if left_open:
-            self.a = self.a + 1
-        if right_open:
-            self.b = self.b - 1
-
-    def __str__(self):
-        return f"[{self.a}, {self.b}]"
-
-
-def Range(a, b):
-    """The half-open integer range ``[a, b)``."""
-    if b is oo:
-        return _OpenRange(a)
-    return Interval(a, as_expr(b) - 1)
-
-
-class _OpenRange:
-    def __init__(self, a):
-        self.a = a
-
-
 class Contains(Statement):
-    """``x in [a, b]`` for an integer expression x: as a kernel equation, the indicator
-    ``[a <= x][x <= b]`` (summed over the cases of x) equals 1."""
+    """``x in [a, b]`` for an integer expression x (``interval`` an ``Interval``): as a
+    kernel equation, the indicator ``[a <= x][x <= b]`` (summed over the cases of x)
+    equals 1."""
 
     def __init__(self, x, interval):
         self.lhs, self.rhs = as_expr(x), interval
@@ -105,7 +86,7 @@ class Contains(Statement):
             for wl, pl in lo:
                 for wh, ph in hi:
                     c = T.Mul((T.IntCond(pl, "<=", p), T.IntCond(p, "<=", ph)))
-                    ww = _weight(w, wl, wh)
+                    ww = weight_product(w, wl, wh)
                     parts.append(c if ww is None else T.Mul((ww, c)))
         return (parts[0] if len(parts) == 1 else T.Add(tuple(parts))), T.Num(1)
 

@@ -2,153 +2,33 @@
 
 A tactic maps a node to a new node that should be equal to it (``definition`` unfolds a
 definition, ``distribute`` multiplies out, ``as_Sum`` writes a product as its sum ...).
-It proves nothing: the cursor that applies it asks the kernel to prove old = new, and a
-wrong proposal is a rejected step. Tactics may also name a kernel theorem to rewrite
-with (``definition`` the symbol's definition, ``subs`` the fact substituted).
+It proves nothing: the cursor that applies it (``cursor``) asks the kernel to prove
+old = new, and a wrong proposal is a rejected step. A tactic may also name what to
+rewrite with: a kernel theorem (``definition``: the symbol's definition) or the fact
+it was given (``subs``).
+
+The layer above statements and below facts: a tactic works on expressions only. The
+arguments a theorem file hands it are used through what they offer: a fact's
+``statement`` (``subs``), a cited theorem's ``rewrite_at`` (``apply``).
 """
 from __future__ import annotations
 
 import itertools
 
 from verigrad.certify.normal_form import normal_form
+from verigrad.kernel import KernelError, Theorem, prove_equal
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import IndexVar, Poly
 
-from .expr import (SPARE_NAMES, Add, Expr, Indexed, IntSymbol, Lamda, MatMul, Mul, Number, Pow, ProofError, Raw,
-                   Slice, Sum, TensorSymbol, Transpose, ZeroMatrix, as_expr, index_names, replace, zeros)
-from .calculus import Derivative, Vjp
-from .indicators import Bool, KroneckerDelta, Max, Min
-from .matrices import BlockMatrix, Identity, Swap
-from .functions import Call, fresh_symbol
-
-_ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
-_ROWWISE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
-_REDUCE = {"logsumexp", "mean", "var"}
+from .errors import ProofError
+from .expressions import (SPARE_NAMES, Add, BlockMatrix, Bool, Call, Derivative, Expr, Identity, Indexed, IntSymbol,
+                          KroneckerDelta, Lamda, MatMul, Max, Min, Mul, Number, Raw, Sum, Swap, TensorSymbol,
+                          Transpose, Vjp, ZeroMatrix, as_expr, fresh_symbol, index_names, push_index, zeros)
+from .statements import Statement
 
 
 class TacticError(ProofError):
     """A tactic does not apply to the node it was asked to rewrite."""
-
-
-# -- pushing indices inward (SymPy's automatic evaluation of X[i]) ------------------------------
-
-def push_index(e: Expr, idx) -> Expr:
-    """``e[idx]`` with the index moved inside where the structure allows (untrusted;
-    whatever it returns is checked against ``e[idx]`` by the kernel)."""
-    idx = [as_expr(i) for i in idx]
-    if not idx:
-        return e
-    if isinstance(e, Lamda):
-        outer = list(reversed(e.variables))
-        k = min(len(outer), len(idx))
-        body = e.function
-        for v, i in zip(outer[:k], idx[:k]):
-            body = replace(body, v, i)
-        if k < len(outer):
-            rest = [(v, n) for v, n in e.limits if v in outer[k:]]
-            body = Lamda(body, rest)
-        return push_index(body, idx[k:])
-    if isinstance(e, (Add, Mul)) and not e.is_int:
-        R = len(e.shape)
-        args = []
-        for a in e.args:
-            r = len(a.shape)
-            sub = idx[R - r:] if len(idx) > R - r else []
-            args.append(push_index(a, sub) if sub else a)
-        return type(e)(*args)
-    if isinstance(e, Pow):
-        return Pow(push_index(e.base, idx), e.exponent)
-    if isinstance(e, Call):
-        name = e.fn.name
-        if name in _ELEMENTWISE:
-            return Call(e.fn, push_index(e.arg, idx))
-        if (name in _ROWWISE and len(e.arg.shape) == 2) or (name in _REDUCE and len(e.arg.shape) == 2):
-            inner = Call(e.fn, push_index(e.arg, idx[:1]), *e.args[1:])
-            return push_index(inner, idx[1:]) if len(idx) > 1 else inner
-        return Indexed(e, *idx)
-    if isinstance(e, MatMul):
-        return push_index(_distribute_matmul(_matmul_index(e, idx[0])), idx[1:])
-    if isinstance(e, Transpose):
-        x = e.arg
-        if len(x.shape) == 2 and len(idx) >= 2:
-            return push_index(x, [idx[1], idx[0]] + idx[2:])
-        if len(x.shape) == 3:
-            return push_index(Transpose(push_index(x, idx[:1])), idx[1:])
-        return Indexed(e, *idx)
-    if isinstance(e, Sum) and e.shape:
-        return Sum(push_index(e.function, idx), e.limits)
-    if isinstance(e, Indexed) and not any(isinstance(i, Slice) for i in e.indices):
-        return Indexed(e.base, *e.indices, *idx, total=e.total)
-    if isinstance(e, ZeroMatrix):
-        return zeros(e.shape[len(idx):])
-    return Indexed(e, *idx)
-
-
-def _column(B: Expr, j: Expr) -> Expr:
-    """``B[:, j]``."""
-    if isinstance(B, Transpose) and len(B.arg.shape) == 2:
-        return push_index(B.arg, [j])
-    return Indexed(B, slice(None), j)
-
-
-def _matmul_index(e: MatMul, i: Expr) -> Expr:
-    fs = list(e.args)
-    a = fs[0]
-    if len(a.shape) == 2:
-        if len(fs) > 1 and len(fs[1].shape) == 3:        # row-batched
-            return MatMul(push_index(a, [i]), push_index(fs[1], [i]), *fs[2:])
-        return MatMul(push_index(a, [i]), *fs[1:])
-    if len(a.shape) == 3:
-        return MatMul(push_index(a, [i]), *fs[1:])
-    # a vector first: the index runs over the last factor's columns
-    last = fs[-1]
-    if len(last.shape) == 2:
-        return MatMul(*fs[:-1], _column(last, i))
-    raise TacticError(f"cannot index the product {e}")
-
-
-def _distribute_matmul(e: Expr) -> Expr:
-    """Multiply out one factor that is a sum (as SymPy's evaluation of an indexed product)."""
-    if not isinstance(e, MatMul):
-        return e
-    for k, f in enumerate(e.args):
-        if isinstance(f, Add):
-            return Add(*[MatMul(*e.args[:k], t, *e.args[k + 1:]) for t in f.args], order=False)
-    return e
-
-
-def tidy_lamda(e: Lamda) -> Expr:
-    """``Lamda[j, i](X[i, j]) -> X``, ``Lamda(0) -> ZeroMatrix``, element-wise through sums
-    and products (a display choice; the kernel checks it)."""
-    if not isinstance(e, Lamda):
-        return e
-    outer = list(reversed(e.variables))
-    shape = e.shape
-
-    def eta(body):
-        if isinstance(body, Number) and body.value == 0:
-            return zeros(shape)
-        if isinstance(body, Indexed) and len(body.indices) >= len(outer) and \
-                list(body.indices[:len(outer)]) == outer:
-            rest = body.indices[len(outer):]
-            base = body.base
-            if not any(base.has(v) for v in outer) and not any(r.has(v) for r in rest for v in outer):
-                x = Indexed(base, *rest) if rest else base
-                return x if x.shape == shape else None
-        if isinstance(body, (Add, Mul)):
-            parts = []
-            for a in body.args:
-                if a.shape == () and not any(a.has(v) for v in outer):
-                    parts.append(a)
-                    continue
-                t = eta(a)
-                if t is None:
-                    return None
-                parts.append(t)
-            return type(body)(*parts, order=False)
-        return None
-    out = eta(e.function)
-    return out if out is not None else e
 
 
 # -- the tactics ----------------------------------------------------------------------------------
@@ -329,7 +209,7 @@ def _merge_sums(node: Add, ctx) -> Expr:
         raise TacticError("astype(Sum): the sums run over different ranges")
     name = min(s.variables[0].name for s in sums)
     j = IntSymbol.bound(name, size)
-    bodies = [replace(s.function, s.variables[0], j) for s in sums]
+    bodies = [s.function.replace(s.variables[0], j) for s in sums]
     return Add(Sum(Add(*bodies, order=False), [(j, size)]), *others, order=False) if others else \
         Sum(Add(*bodies, order=False), [(j, size)])
 
@@ -398,16 +278,25 @@ def _sift(e: Expr) -> Expr:
                 if other is not None and not other.has(j):
                     rest = [g for g in factors if g is not f]
                     out = Mul(*rest) if rest else Number(1)
-                    return replace(out, j, other)
+                    return out.replace(j, other)
     return e
+
+
+def zero_if_zero(e: Expr) -> Expr:
+    """``0`` for an expression the kernel shows is zero (SymPy would cancel it)."""
+    z = zeros(e.shape)
+    try:
+        res = prove_equal(e.term, z.term)
+    except (KernelError, ProofError):
+        return e
+    return z if isinstance(res, Theorem) else e
 
 
 def t_simplify(node, ctx):
     """Beta-reduce entries of comprehensions, sift Kronecker deltas out of sums, and
     write 0 for what the kernel shows is zero."""
-    from .facts import _zero_if_zero
     out = _sift(_beta(node))
-    return _zero_if_zero(out)
+    return zero_if_zero(out)
 
 
 def readable(t: T.Term) -> T.Term:
@@ -456,13 +345,14 @@ def t_doit(node, ctx):
 
 
 def t_subs(node, ctx, eq, new=None):
-    from .facts import Fact
-    if isinstance(eq, Fact):
-        out = replace(node, eq.statement.lhs, eq.statement.rhs)
+    """Replace ``eq.lhs`` by ``eq.rhs`` for a fact ``eq`` (rewriting with the fact), or
+    the expression ``eq`` by ``new``."""
+    if isinstance(getattr(eq, "statement", None), Statement):
+        out = node.replace(eq.statement.lhs, eq.statement.rhs)
         if out is node or out == node:
             raise TacticError(f"subs: {eq.statement.lhs} does not occur in {node}")
         return out, eq
-    out = replace(node, as_expr(eq), as_expr(new))
+    out = node.replace(as_expr(eq), as_expr(new))
     if out == node:
         raise TacticError(f"subs: {eq} does not occur in {node}")
     return out
@@ -477,9 +367,12 @@ def t_become(node, ctx, new):
 
 
 def t_apply(node, ctx, theorem, *args):
-    """Rewrite ``node`` with a cited theorem's equation ``lhs = rhs`` (instantiated)."""
-    from .citation import cite_at
-    return cite_at(theorem, node, args)
+    """Rewrite ``node`` with a cited theorem's equation ``lhs = rhs`` (instantiated):
+    ``theorem`` is a theorem module or its ``apply``, which does the citing."""
+    stmt = theorem if hasattr(theorem, "rewrite_at") else getattr(theorem, "apply", theorem)
+    if not hasattr(stmt, "rewrite_at"):
+        raise ProofError(f"apply: {stmt!r} is not a theorem")
+    return stmt.rewrite_at(node, args)
 
 
 TACTICS = {

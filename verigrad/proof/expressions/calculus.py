@@ -1,9 +1,14 @@
 """Derivatives and vector-Jacobian products as expressions of the language."""
 from __future__ import annotations
 
-from verigrad.kernel import terms as T
+from verigrad.kernel import terms as T, vjp_statement
 
-from .expr import Expr, Indexed, ProofError, TensorSymbol, _shape_str, as_expr
+from ..errors import ProofError
+from .atoms import as_expr
+from .indexing import Indexed
+from .kernel_terms import shape_str
+from .node import Expr
+from .symbols import TensorSymbol
 
 
 class Derivative(Expr):
@@ -42,12 +47,11 @@ class Vjp(Expr):
         if not isinstance(x, TensorSymbol) or x.definition is not None:
             raise ProofError(f"vjp with respect to {x}, which is not an undefined symbol")
         if dy.shape != f.shape:
-            raise ProofError(f"cotangent {dy} has shape {_shape_str(dy.shape)}, {f} has {_shape_str(f.shape)}")
+            raise ProofError(f"cotangent {dy} has shape {shape_str(dy.shape)}, {f} has {shape_str(f.shape)}")
         super().__init__(f, x, dy)
         self._shape = x.shape
 
     def _compile(self):
-        from verigrad.kernel import vjp_statement
         f, x, dy = self.args
         if not isinstance(dy.term, T.Var):
             raise ProofError(f"the cotangent {dy} must be a symbol")

@@ -8,30 +8,22 @@ Vector functions (``softmax``, ``layer_norm`` ...) act on the last axis, row by 
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
 
 from verigrad.kernel import terms as T
 
-from .expr import (SPARE_NAMES, Expr, IntMixin, IntSymbol, Lamda, Number, ProofError, ReduceMax, Sum,
-                   TensorSymbol, _shape_str, as_expr, int_term, pi, sqrt)
+from ..errors import ProofError
+from .arithmetic import sqrt
+from .atoms import Number, SizeExpr, as_expr, pi
+from .binders import Lamda, ReduceMax, Sum
 from .calculus import Derivative
 from .indicators import Bool
-
-_LETTERS = "ijklpqrstuvw"
-
-
-def fresh_symbol(size, *avoid, prefer=_LETTERS) -> IntSymbol:
-    """A bound index symbol over ``[0, size)`` whose name no symbol of ``avoid`` uses."""
-    used = set()
-    for e in avoid:
-        used |= e.symbol_names()
-    for name in itertools.chain(prefer, SPARE_NAMES):
-        if name not in used:
-            return IntSymbol.bound(name, size)
-    raise ProofError("no fresh index name")
+from .integers import IntMixin
+from .kernel_terms import at, int_term, lam, shape_str
+from .node import Expr
+from .symbols import TensorSymbol, fresh_symbol
 
 
 def _rowwise(x: Expr, vec: Callable[[Expr], Expr]) -> Expr:
@@ -42,10 +34,6 @@ def _rowwise(x: Expr, vec: Callable[[Expr], Expr]) -> Expr:
         r = fresh_symbol(x.shape[0], x, prefer="ipqab")
         return Lamda(vec(x[r]), [(r, x.shape[0])])
     raise ProofError(f"a vector function of the rank-{len(x.shape)} tensor {x}")
-
-
-def _elementwise(x: Expr, f: Callable[[Expr], Expr]) -> Expr:
-    return f(x)
 
 
 # -- definitions (each returns an expression of the language) ----------------------------
@@ -87,13 +75,13 @@ def _total(x):
 def _mean(x):
     if len(x.shape) != 1:
         raise ProofError(f"mean of {x}: a vector is expected (use Lamda for rows)")
-    return _total(x) / x.shape_expr(0)
+    return _total(x) / SizeExpr(x.shape[0])
 
 
 def _var(x):
     n = x.shape[0]
     j = fresh_symbol(n, x, prefer="jkl")
-    return Sum((x[j] - mean(x)) ** 2, [(j, n)]) / x.shape_expr(0)
+    return Sum((x[j] - mean(x)) ** 2, [(j, n)]) / SizeExpr(x.shape[0])
 
 
 def _layer_norm(x, eps, gamma=None, beta=None):
@@ -114,7 +102,7 @@ def _rms_norm(x, eps, gamma=None):
         n = v.shape[0]
         i = fresh_symbol(n, v, eps, *(g for g in (gamma,) if g is not None))
         j = fresh_symbol(n, v, eps, i, prefer="jkl")
-        ms = Sum(v[j] ** 2, [(j, n)]) / v.shape_expr(0)
+        ms = Sum(v[j] ** 2, [(j, n)]) / SizeExpr(v.shape[0])
         y = v[i] / sqrt(ms + eps)
         if gamma is not None:
             y = y * gamma[i]
@@ -124,7 +112,7 @@ def _rms_norm(x, eps, gamma=None):
 
 def _trace(A):
     if len(A.shape) != 2 or A.shape[0] is not A.shape[1]:
-        raise ProofError(f"trace of {A} of shape {_shape_str(A.shape)}: a square matrix is expected")
+        raise ProofError(f"trace of {A} of shape {shape_str(A.shape)}: a square matrix is expected")
     j = fresh_symbol(A.shape[0], A, prefer="jkl")
     return Sum(A[j, j], [(j, A.shape[0])])
 
@@ -181,8 +169,10 @@ DEFINITIONS: dict = {
     "drop_path": _drop_path,
 }
 
-# Result shape of each function from its arguments' shapes.
-_REDUCE_LAST = {"logsumexp", "mean", "var"}
+# How each function of the table acts on a tensor (what pushing an index inside reads).
+ELEMENTWISE = {"exp", "log", "tanh", "erf", "sigmoid", "relu", "silu", "softplus", "gelu", "gelu_tanh"}
+ROWWISE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}      # on the last axis, row by row
+REDUCE_LAST = {"logsumexp", "mean", "var"}                         # the last axis reduced
 
 
 @dataclass(frozen=True)
@@ -213,7 +203,7 @@ class Call(IntMixin, Expr):
         self.fn = fn
         if fn.kernel is not None:
             self._shape = args[0].shape
-        elif fn.name in _REDUCE_LAST:
+        elif fn.name in REDUCE_LAST:
             self._shape = args[0].shape[:-1]
         elif fn.name == "trace":
             self._shape = ()
@@ -248,7 +238,6 @@ class Call(IntMixin, Expr):
             name = self.fn.kernel
             if not x.shape:
                 return T.Func(name, (x,))
-            from .expr import at, lam
             return lam(x.shape, lambda *I: T.Func(name, (at(x, *I),)), x)
         return self.expand().term
 

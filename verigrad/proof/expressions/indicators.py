@@ -3,14 +3,20 @@
 ``Bool(i < j)`` is the 0/1 indicator of a relation; ``KroneckerDelta(a, b)`` of an
 equation of integers; ``Piecewise((a, cond), (b, True))`` is ``a`` where ``cond`` holds and
 ``b`` elsewhere (its ``else`` weight is ``1 - [cond]``). ``Min``/``Max`` of integer
-expressions compile to weighted cases (see ``expr.IntMixin.cases``): they may index a
-tensor, as the clipped relative position of Shaw et al. does.
+expressions compile to weighted cases (see ``integers.IntMixin.cases``): they may index a
+tensor, as the clipped relative position of Shaw et al. does. ``Relational`` (``a < b``)
+is not a node: it is what a comparison of expressions gives, and what ``Bool``,
+``Piecewise`` and ``Contains`` take.
 """
 from __future__ import annotations
 
 from verigrad.kernel import terms as T
 
-from .expr import Expr, IntMixin, ProofError, _weight, as_expr, at, broadcast, int_term, lam
+from ..errors import ProofError
+from .atoms import as_expr
+from .integers import IntMixin
+from .kernel_terms import at, broadcast, int_term, lam, weight_product
+from .node import Expr
 
 _REL = {"<", "<=", ">", ">=", "=="}
 
@@ -34,7 +40,7 @@ class Relational:
             for w1, p1 in a.cases:
                 for w2, p2 in b.cases:
                     c = T.Delta(p1, p2) if self.op == "==" else T.IntCond(p1, self.op, p2)
-                    w = _weight(w1, w2)
+                    w = weight_product(w1, w2)
                     parts.append(c if w is None else T.Mul((w, c)))
             return parts[0] if len(parts) == 1 else T.Add(tuple(parts))
         if self.op == "==":
@@ -157,9 +163,9 @@ class _MinMax(IntMixin, Expr):
             for w1, p1 in cur:
                 for w2, p2 in b.cases:
                     c = T.IntCond(p1, self.rel, p2)
-                    w = _weight(w1, w2)
-                    out.append((_weight(w, c), p1))
-                    out.append((_weight(w, T.Add((T.Num(1), T.Mul((T.Num(-1), c))))), p2))
+                    w = weight_product(w1, w2)
+                    out.append((weight_product(w, c), p1))
+                    out.append((weight_product(w, T.Add((T.Num(1), T.Mul((T.Num(-1), c))))), p2))
             cur = out
         return cur
 

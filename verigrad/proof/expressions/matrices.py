@@ -1,12 +1,23 @@
-"""Special matrices: the identity, swap matrices and block matrices."""
+"""Special matrices: the identity, swap matrices and block matrices.
+
+Each compiles to a comprehension of Kronecker deltas (and, for a block matrix, guarded
+reads of its blocks); ``Swap`` and ``BlockMatrix`` also give an entry as an expression
+(``entry``), which the ``as_KroneckerDelta`` tactic writes out.
+"""
 from __future__ import annotations
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly, poly_str
 
-from .expr import (Add, Expr, Indexed, IntSymbol, Number, ProofError, SizeExpr, ZeroMatrix, _pick, as_expr, as_size,
-                   index_names, lam)
+from ..errors import ProofError
+from .arithmetic import Add
+from .atoms import Number, SizeExpr, as_expr
+from .constant_tensors import ZeroMatrix
+from .indexing import Indexed
 from .indicators import Bool, KroneckerDelta
+from .kernel_terms import index_names, lam, pick_indices
+from .node import Expr
+from .symbols import IntSymbol, as_size
 
 
 class Identity(Expr):
@@ -47,7 +58,7 @@ class Swap(Expr):
 
     def _compile(self):
         used = set().union(*[a.symbol_names() for a in self.args])
-        h, k = _pick(self._shape, used, "hkab")
+        h, k = pick_indices(self._shape, used, "hkab")
         return T.Lamda([h, k], self.entry(IntSymbol.wrap(h), IntSymbol.wrap(k)).term)
 
     def _text(self):
@@ -151,7 +162,7 @@ class BlockMatrix(Expr):
 
     def _compile(self):
         used = set().union(*[b.symbol_names() | index_names(b.term) for b in self.args])
-        vs = _pick(self._shape, used, "hkab")
+        vs = pick_indices(self._shape, used, "hkab")
         return T.Lamda(vs, self.entry([IntSymbol.wrap(v) for v in vs]).term)
 
     def _text(self):
