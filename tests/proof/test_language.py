@@ -256,6 +256,11 @@ def prove(Eq):
     assert res.status == "proved", res.reason
     step = res.log[1]
     assert step.rule == "apply" and str(step.statement) == "2*softmax(y) = 2*softmax(y)"
+    run = package({"shift": SHIFT, "user": user.replace(".apply(shift)", ".apply(shift.apply)")})
+    assert run("user").status == "proved"
+    run = package({"shift": SHIFT, "user": user.replace(".apply(shift)", ".apply(softmax)")})
+    res = run("user")
+    assert res.status == "failed" and "is not a theorem" in res.reason and res.line == 16
 
 
 def test_citing_a_theorem_with_a_hypothesis_is_capped_until_the_kernel_can_cut(package):
