@@ -629,10 +629,13 @@ def subst(t: Term, mapping: dict) -> Term:
     Keys: ``Var`` -> Term of the same shape (after size substitution), ``SizeSym`` or
     ``IndexVar`` -> Poly, ``TensorFn`` -> ``FnLam``. Bound indices are renamed when a
     substituted value mentions them or their range changes."""
-    if not mapping:
-        return t
-    ints = {k: as_poly(v) for k, v in mapping.items() if isinstance(k, IntSym)}
-    return _Subst(mapping, ints).go(t)
+    return substitution(mapping)(t) if mapping else t
+
+
+def substitution(mapping: dict):
+    """``subst`` with ``mapping`` as a function, for several terms that share subterms
+    (the sides of a theorem): each shared subterm is substituted once."""
+    return _Subst(mapping, {k: as_poly(v) for k, v in mapping.items() if isinstance(k, IntSym)}).go
 
 
 class _Subst:
@@ -672,8 +675,8 @@ class _Subst:
         return v, self
 
     def go(self, t: Term) -> Term:
-        if not (t.atoms & self.mapping.keys()) \
-                and not (self.ints and (t.free_idx & self.ints.keys() or self.sizes & t.sizes)):
+        if t.atoms.isdisjoint(self.mapping) and not (self.ints and not (
+                t.free_idx.isdisjoint(self.ints) and self.sizes.isdisjoint(t.sizes))):
             return t
         hit = self.cache.get(t)
         if hit is None:

@@ -337,7 +337,7 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
         for v in sorted(free - mapping.keys(), key=lambda v: v.skey):
             if v.size.symbols() & sizes.keys():
                 mapping[v] = Poly.sym(T.fresh_name(v.name, v.size.subst(sizes), taken))
-    sub = lambda t: T.subst(t, mapping)  # noqa: E731
+    sub = T.substitution(mapping)       # one for all sides: they share subterms
     hyps = {(sub(l), sub(r)) for l, r in th.hyps}
     conds = {Condition(c.kind, sub(c.term)) for c in th.conds} | extra
     return _make(hyps, conds, sub(th.lhs), sub(th.rhs), "instantiate", (th,), args=args)
