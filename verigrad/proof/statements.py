@@ -9,8 +9,7 @@ from __future__ import annotations
 from verigrad.kernel import terms as T
 
 from .errors import ProofError
-from .expressions import Number, as_expr, shape_str, zeros
-from .expressions.kernel_terms import weight_product
+from .expressions import Number, as_expr, shape_str, weight_product, zeros
 
 
 class Statement:

@@ -44,7 +44,7 @@ from .functions import (Call, Fn, Function, drop_path, erf, exp, gelu, gelu_tanh
 from .indexing import Indexed, Slice
 from .indicators import Bool, KroneckerDelta, Max, Min, Piecewise, Relational
 from .integers import IntMixin
-from .kernel_terms import SPARE_NAMES, index_names, shape_str
+from .kernel_terms import SPARE_NAMES, index_names, shape_str, weight_product
 from .matmul import MatMul, Transpose
 from .matrices import BlockMatrix, Identity, Swap
 from .node import SYNTAX, Expr
@@ -58,4 +58,4 @@ __all__ = ["Add", "as_expr", "as_size", "Binder", "BlockMatrix", "Bool", "Call",
            "push_index", "Range", "Raw", "ReduceMax", "Relational", "relu", "rms_norm", "shape_str", "sigmoid",
            "silu", "SizeExpr", "Slice", "softmax", "softplus", "SPARE_NAMES", "sqrt", "Sum", "Swap", "Symbol",
            "SYNTAX", "tanh", "TensorSymbol", "tidy_lamda", "trace", "Transpose", "var", "Vjp", "vmax",
-           "ZeroMatrix", "zeros"]
+           "weight_product", "ZeroMatrix", "zeros"]
