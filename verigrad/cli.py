@@ -22,6 +22,7 @@ COMMANDS = (
     "verigrad.nn.command",           # verigrad certificates
     "verigrad.render.command",       # verigrad render
     "verigrad.run.command",          # verigrad train
+    "verigrad.run.predict_command",  # verigrad predict
     "verigrad.report.command",       # verigrad html
     "verigrad.trace.command",        # verigrad check
 )

@@ -145,9 +145,10 @@ class JitExecutable(Executable):
         self.device = device or jax.devices()[0]
         outs = tuple((s.shape, s.np_dtype.name) for s in sig.outputs)
         self.fn = jax.jit(lambda *args: _embedded_p().bind(*args, text=str(text), outs=outs))
-        structs = [jax.ShapeDtypeStruct(s.shape, s.np_dtype) for s in sig.inputs]
+        structs = [jax.ShapeDtypeStruct(s.shape, s.np_dtype, sharding=jax.sharding.SingleDeviceSharding(self.device))
+                   for s in sig.inputs]
         try:
-            self.fn.lower(*structs).compile()      # compiled now; calls reuse it
+            self.fn.lower(*structs).compile()      # compiled now (for the device); calls reuse it
         except Exception as e:  # XLA's and the verifier's errors carry the reason on their first line
             raise StableHLOError(f"XLA could not compile the module: {str(e).strip().splitlines()[0]}") from None
         super().__init__(sig, names, time.perf_counter() - t0)
@@ -237,28 +238,36 @@ class IreeExecutable(Executable):
 _compiled: dict = {}
 
 
-def compile(text, backend: str = "xla", names=None, path: str = "<text>") -> Executable:
-    """Parse and verify ``text``, read ``@main``'s signature, compile with ``backend``.
+def compile(text, backend: str = "xla", names=None, path: str = "<text>", device=None) -> Executable:
+    """Parse and verify ``text``, read ``@main``'s signature, compile with ``backend``
+    (XLA: for ``device``, default jax's first device).
 
-    Executables hold no state between calls, so one per (text, backend, names) is
-    kept and reused."""
+    Executables hold no state between calls, so one per (text, backend, names,
+    device) is kept and reused."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     src = text.decode() if isinstance(text, bytes) else str(text)
     key = (hashlib.sha256(src.encode()).hexdigest(), backend, tuple(names) if names is not None else None)
+    if device is not None:
+        import jax
+        if device != jax.devices()[0]:
+            key += (str(device),)
     hit = _compiled.get(key)
     if hit is not None:
         return hit
     sig = signature(parse(src, path))
-    exe = JitExecutable(src, sig, names) if backend == "xla" else IreeExecutable(src, sig, names)
+    exe = JitExecutable(src, sig, names, device) if backend == "xla" else IreeExecutable(src, sig, names)
     _compiled[key] = exe
     return exe
 
 
 def to_host(x) -> np.ndarray:
-    """A device array (XLA or IREE) as a numpy array."""
+    """A device array (XLA or IREE) as a numpy array; of a value replicated over
+    several processes, this process's copy."""
     if hasattr(x, "to_host"):
         return np.asarray(x.to_host())
+    if getattr(x, "is_fully_addressable", True) is False:
+        x = x.addressable_data(0)
     return np.asarray(x)
 
 

@@ -1,4 +1,12 @@
-"""``verigrad train``: train a rendered network on digits."""
+"""``verigrad train``: train a rendered network on digits or on your data.
+
+Targets: a rendered directory, a built-in net (rendered first), or a network file
+``FILE.py:NAME`` (``verigrad.nn.builder``, rendered first). Data: ``--data`` (an
+``.npz`` with ``x`` and ``y``, or ``FILE.py:NAME``; ``verigrad.run.dataset``) is
+read and checked before anything is rendered or run. Devices and processes
+(``--device``, ``--devices``, ``--num-processes``, ``--process-id``,
+``--coordinator``; ``verigrad.run.distributed``) are set before jax starts. The
+trained parameters go to ``--params`` (default ``DIR/params.safetensors``)."""
 from __future__ import annotations
 
 import json
@@ -6,8 +14,8 @@ import sys
 from pathlib import Path
 
 NAME = "train"
-HELP = ("train a rendered network (a directory with manifest.json, or a net name) on digits; "
-        "a rendered directory is tied again first, and trained only if its exact bytes tie")
+HELP = ("train a rendered network (a directory with manifest.json, a net name, or FILE.py:NAME) on digits or "
+        "--data; a rendered directory is tied again first, and trained only if its exact bytes tie")
 NETS = ("mlp", "cnn", "resnet", "vit")
 DEFAULT_LR = {"adamw": 2e-3, "momentum": 0.05, "sgd": 0.1}
 
@@ -15,8 +23,15 @@ DEFAULT_LR = {"adamw": 2e-3, "momentum": 0.05, "sgd": 0.1}
 def add_arguments(p):
     p.add_argument("target", metavar="NET_OR_DIR",
                    help=f"a rendered directory (manifest.json, train_step.mlir, forward.mlir), or a net to render "
-                        f"first ({', '.join(NETS)}), or 'reference' for the plain-JAX reference MLP (not certified)")
+                        f"first ({', '.join(NETS)}, or FILE.py:NAME defined with verigrad.nn.builder), or 'reference' "
+                        "for the plain-JAX reference MLP (not certified)")
     p.add_argument("--dataset", default="digits", choices=["digits"])
+    p.add_argument("--data", metavar="FILE", help="train on this data instead of digits: an .npz with arrays x "
+                   "(examples) and y (labels 0..C-1), optionally x_test and y_test, or FILE.py:NAME giving arrays "
+                   "or batches (without a test split, 20%% is held out)")
+    p.add_argument("--test", metavar="FILE", help="the test split: an .npz with x and y")
+    p.add_argument("--params", metavar="FILE", help="write the trained parameters here, .safetensors or .npz "
+                   "(default DIR/params.safetensors)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch", type=int, help="batch size (a rendered directory fixes it)")
     p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], help="optimizer (a rendered directory fixes it)")
@@ -25,7 +40,15 @@ def add_arguments(p):
     p.add_argument("--drop-path", type=float, dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=["xla", "iree"], default="xla")
-    p.add_argument("--devices", type=int, default=1, help="data-parallel over this many devices (xla)")
+    p.add_argument("--device", choices=["cpu", "gpu"], help="where to run (default: jax's default, a GPU if one "
+                   "is there); gpu needs pip install -e '.[cuda]'")
+    p.add_argument("--devices", type=int, default=1, help="data-parallel over this many devices of each process "
+                   "(xla; on the CPU verigrad sets jax_num_cpu_devices itself)")
+    p.add_argument("--num-processes", type=int, default=1, dest="num_processes",
+                   help="data-parallel over this many processes (jax.distributed; each runs this command with its "
+                        "own --process-id; on the CPU the gradient all-reduce runs over gloo)")
+    p.add_argument("--process-id", type=int, dest="process_id", help="this process's index, 0 .. N-1")
+    p.add_argument("--coordinator", metavar="HOST:PORT", help="where process 0 listens for the others")
     p.add_argument("--ckpt", metavar="DIR", help="write a checkpoint here after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --ckpt")
     p.add_argument("--out", metavar="DIR", help="where to render a net given by name (default .verigrad-cache/NET)")
@@ -33,7 +56,9 @@ def add_arguments(p):
 
 
 def _render(args, usage):
-    out = Path(args.out or Path(".verigrad-cache") / args.target)
+    from verigrad.nn.builder import is_spec, load
+    name = load(args.target).name if is_spec(args.target) else args.target
+    out = Path(args.out or Path(".verigrad-cache") / name)
     opts = {"batch": args.batch or 64, "opt": args.opt or "adamw",
             "drop_path": 0.1 if args.drop_path is None else args.drop_path}
     if args.target == "reference":
@@ -64,38 +89,66 @@ def run(args) -> int:
     from verigrad.render.tie import NotTied
     from . import backend, checkpoint, manifest, train
 
+    from verigrad.nn.builder import is_spec
+    from . import dataset, distributed, params_io
+
     target = Path(args.target)
-    reference = False           # the plain-JAX reference step, written now: trained as such, labelled uncertified
-    if target.exists():
-        directory = target if target.is_dir() else target.parent
-    elif args.target in NETS + ("reference",):
-        directory = _render(args, UsageError)
-        reference = args.target == "reference"
-    else:
-        raise UsageError(f"{args.target}: neither a rendered directory nor a net ({', '.join(NETS)})")
+    spec = is_spec(args.target)
     if args.resume and not args.ckpt:
         raise UsageError("--resume needs --ckpt DIR (where the checkpoint is)")
     if args.epochs < 1:
         raise UsageError(f"--epochs must be >= 1, got {args.epochs}")
+    if args.params and Path(args.params).suffix not in params_io.SUFFIXES:
+        raise UsageError(f"--params {args.params}: should end in .safetensors or .npz")
+    if args.test and not args.data:
+        raise UsageError("--test needs --data (digits has its own test split)")
+    if not (spec or target.exists() or args.target in NETS + ("reference",)):
+        raise UsageError(f"{args.target}: neither a rendered directory nor a net ({', '.join(NETS)}, or FILE.py:NAME)")
+    try:                        # before jax starts: the platform, the CPU device count, the other processes
+        placement = distributed.setup(args.device, args.devices, args.coordinator, args.num_processes,
+                                      args.process_id)
+        user_data = dataset.load(args.data, args.test) if args.data else None     # checked before any render or step
+    except (distributed.PlacementError, dataset.DataError) as e:
+        raise UsageError(str(e)) from None
+    reference = False           # the plain-JAX reference step, written now: trained as such, labelled uncertified
+    if spec:
+        if placement.process_count > 1:
+            raise UsageError("with --num-processes, train a rendered directory (verigrad render FILE.py:NAME --out "
+                             "DIR first), so that every process trains the same files")
+        try:
+            directory = _render(args, UsageError)
+        except ValueError as e:                 # NetworkError: one line naming the piece
+            raise UsageError(str(e)) from None
+    elif target.exists():
+        directory = target if target.is_dir() else target.parent
+    else:
+        if placement.process_count > 1:
+            raise UsageError(f"with --num-processes, train a rendered directory (verigrad render {args.target} "
+                             "--out DIR first), so that every process trains the same files")
+        directory = _render(args, UsageError)
+        reference = args.target == "reference"
     try:
         m = manifest.load(directory)
         for flag, value, rendered in (("--batch", args.batch, m.batch), ("--opt", args.opt, m.optimizer["name"]),
                                       ("--drop-path", args.drop_path, m.drop_path)):
-            if value is not None and value != rendered and target.exists():
+            if value is not None and value != rendered and target.exists() and not spec:
                 raise UsageError(f"{flag} {value} differs from {rendered}, which {directory}/manifest.json was "
                                  f"rendered with; render again to change it")
         if not reference:
             m = ensure_tied(directory, progress=not args.json)
         lr = args.lr if args.lr is not None else DEFAULT_LR[m.optimizer["name"]]
         cfg = train.Config(epochs=args.epochs, lr=lr, schedule=args.schedule, seed=args.seed, backend=args.backend,
-                           dataset=args.dataset, devices=args.devices)
-        trainer = train.Trainer(m, cfg, args.ckpt, args.resume, progress=not args.json)
+                           dataset=user_data.source if user_data is not None else args.dataset, devices=args.devices)
+        trainer = train.Trainer(m, cfg, args.ckpt, args.resume, progress=not args.json and placement.primary,
+                                data=user_data, placement=placement)
         summary = trainer.run()
+        written = trainer.save_params(args.params or Path(directory) / "params.safetensors")
+        summary.params = str(written) if written is not None else None
     except NotTied as e:
         print(f"verigrad train: {e}", file=sys.stderr)
         return 1
     except (manifest.ManifestError, checkpoint.CheckpointError, StableHLOError, backend.ArgumentError,
-            backend.BackendUnavailable, ValueError) as e:
+            backend.BackendUnavailable, params_io.ParamsError, ValueError) as e:
         raise UsageError(str(e)) from None
     except train.Diverged as e:
         print(f"verigrad train: {e}", file=sys.stderr)
@@ -103,9 +156,12 @@ def run(args) -> int:
     result = summary.as_dict()
     result.pop("history")
     result["render_tie"] = "not tied (plain-JAX reference)" if reference else "CHECKED"
-    if not args.json:
+    if not args.json and placement.primary:
         note = " (plain-JAX reference step, not certified)" if reference else ""
-        print(f"test accuracy {summary.test_accuracy:.2%} on {len(trainer.split.y_test)} digits after "
-              f"{summary.epochs} epochs ({summary.steps} steps, {summary.seconds:.1f} s, {cfg.backend}){note}")
+        test = trainer._test_split()
+        acc = (f"test accuracy {summary.test_accuracy:.2%} on {len(test.y_train)} examples of {summary.data}"
+               if test is not None else f"no test split ({summary.data})")
+        print(f"{acc} after {summary.epochs} epochs ({summary.steps} steps, {summary.seconds:.1f} s, {cfg.backend}, "
+              f"{summary.devices}){note}; parameters in {summary.params}")
     print(json.dumps(result))
     return 0

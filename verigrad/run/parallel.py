@@ -75,7 +75,13 @@ def annotate(text, sharded, n: int, path: str = "<text>") -> str:
 
 class DataParallelExecutable(Executable):
     """``@main`` partitioned over ``devices``; called like an ``Executable`` with global
-    arrays, returning replicated global ``jax.Array``s."""
+    arrays, returning replicated global ``jax.Array``s.
+
+    Several processes (``jax.distributed``): ``devices`` is the global mesh, each
+    process compiles the same module for it and loads it on its own devices, and every
+    process calls with the same global values; each feeds only the rows of its own
+    devices (``jax.make_array_from_callback``) and gets the replicated results on its
+    own devices."""
 
     backend = "xla"
 
@@ -86,14 +92,16 @@ class DataParallelExecutable(Executable):
 
         devices = list(devices or jax.devices())
         n = len(devices)
+        local = [d for d in devices if d.process_index == jax.process_index()]
         sig = signature(text, path)
         t0 = time.perf_counter()
         annotated = annotate(text, sharded, n, path)
-        options = jb.get_compile_options(num_replicas=1, num_partitions=n)
+        options = jb.get_compile_options(num_replicas=1, num_partitions=n,
+                                         device_assignment=np.array(devices, dtype=object).reshape(1, n))
         options.executable_build_options.use_spmd_partitioning = True
         options.executable_build_options.use_shardy_partitioner = True
         try:
-            self.exe = jb.get_backend().compile_and_load(annotated, devices, options)
+            self.exe = jb.get_backend(devices[0].platform).compile_and_load(annotated, local, options)
         except Exception as e:
             raise StableHLOError(f"XLA could not partition the module: {str(e).strip().splitlines()[0]}") from None
         self.mesh = Mesh(np.array(devices), (AXIS,))
@@ -104,9 +112,13 @@ class DataParallelExecutable(Executable):
 
     def _put(self, value, k):
         sh = self.in_shardings[k]
-        if isinstance(value, self._jax.Array) and value.sharding == sh:
-            return value
-        return self._jax.device_put(value, sh)
+        if isinstance(value, self._jax.Array):
+            if value.sharding == sh:
+                return value
+            if not value.is_fully_addressable:      # another layout of a global value: this process's copy
+                value = value.addressable_data(0)
+        host = np.asarray(value)
+        return self._jax.make_array_from_callback(host.shape, sh, lambda index: host[index])
 
     def _run(self, args):
         res = self.exe.execute_sharded([self._put(a, k) for k, a in enumerate(args)])

@@ -14,6 +14,14 @@ keeps ``lr``.
 A NaN or infinite loss stops the run with ``Diverged`` naming the step; the last
 checkpoint is left as it was. All randomness (initialisation, shuffles, masks) comes
 from one numpy ``Generator`` seeded by ``seed``, whose state the checkpoints keep.
+
+Data: scikit-learn's digits by default, or ``data=`` (``verigrad.run.dataset``:
+``Arrays`` checked against the network's input shape and classes before the first
+step, or a ``Stream`` of batches, each checked before its step). Placement:
+``placement=`` (``verigrad.run.distributed``) runs the step data-parallel over
+several devices or processes; every process draws the same global batches and only
+the first writes checkpoints and parameters. ``save_params(path)`` writes the
+trained parameters (``.safetensors`` or ``.npz``, the manifest's names).
 """
 from __future__ import annotations
 
@@ -24,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import backend as B
-from . import checkpoint, data
+from . import checkpoint, data, dataset
 from .initializers import initial_value
 from .manifest import Manifest, check_module
 
@@ -61,10 +69,13 @@ class Summary:
     epochs: int
     steps: int
     loss: float
-    test_accuracy: float
+    test_accuracy: float | None
     seconds: float
     resumed_from_epoch: int | None = None
     history: list = field(default_factory=list)
+    data: str = "digits"
+    devices: str = "1 cpu device"
+    params: str | None = None           # where the trained parameters were written
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -85,9 +96,9 @@ class Trainer:
     checkpoint of epoch K is written), which is how the resume tests cut a run."""
 
     def __init__(self, manifest: Manifest, config: Config, ckpt_dir=None, resume: bool = False,
-                 progress: bool = True):
-        if config.dataset != "digits":
-            raise ValueError(f"unknown dataset {config.dataset!r} (known: digits)")
+                 progress: bool = True, data=None, placement=None):
+        if data is None and config.dataset != "digits":
+            raise ValueError(f"unknown dataset {config.dataset!r} (known: digits; or pass data=)")
         if config.schedule not in SCHEDULES:
             raise ValueError(f"unknown schedule {config.schedule!r} (known: {', '.join(SCHEDULES)})")
         self.m, self.cfg = manifest, config
@@ -95,34 +106,46 @@ class Trainer:
         if resume and ckpt_dir is None:
             raise ValueError("resume needs a checkpoint directory")
         ts, fw = manifest.train_step, manifest.forward
-        self.step_exe = self._compile(ts)
-        check_module(manifest, ts, self.step_exe.signature, "train_step")
-        self.fwd_exe = self._compile(fw)
-        check_module(manifest, fw, self.fwd_exe.signature, "forward")
-        self.split = data.digits()
         self.example_shape = ts.role("batch_x")[0].shape[1:]
-        if math.prod(self.example_shape) != data.FEATURES:
-            raise ValueError(f"batch_x examples have shape {list(self.example_shape)}; digits have 64 pixels")
-        if manifest.classes != data.CLASSES:
-            raise ValueError(f"batch_y has {manifest.classes} classes; digits have {data.CLASSES}")
+        # The data first: a bad array is reported before anything is compiled or run.
+        self.data = self._checked_data(dataset.digits() if data is None else data)
+        if placement is None:
+            from .distributed import current
+            placement = current(config.devices)
+        self.placement = placement
+        if placement.parallel and config.backend != "xla":
+            raise ValueError("data parallelism runs on the xla backend only")
+        if manifest.batch % len(placement.devices):
+            raise ValueError(f"the batch {manifest.batch} does not split over {len(placement.devices)} devices")
+        self.step_exe = self._compile(ts, placement.parallel)
+        check_module(manifest, ts, self.step_exe.signature, "train_step")
+        self.fwd_exe = self._compile(fw, False)
+        check_module(manifest, fw, self.fwd_exe.signature, "forward")
         self.loss_at = [k for k, p in enumerate(ts.outputs) if p.role == "loss"][0]
         self.logits_at = [k for k, p in enumerate(fw.outputs) if p.role == "logits"][0]
 
-    def _compile(self, module):
+    def _checked_data(self, d):
+        m = self.m
+        if isinstance(d, dataset.Stream):
+            if d.steps is None and self.cfg.schedule == "cosine":
+                raise dataset.DataError(f"{d.source}: an iterable of batches without len(): give steps_per_epoch, "
+                                        "or use the constant schedule")
+            if d.test is not None:
+                d.test = d.test.fitted(self.example_shape, m.classes, 1)
+            return d
+        if not isinstance(d, dataset.Arrays):
+            d = dataset.from_python(d, "data", hold_out=True)
+            return self._checked_data(d)
+        return d.fitted(self.example_shape, m.classes, m.batch)
+
+    def _compile(self, module, parallel: bool):
         text, names, path = self.m.text(module), [p.name for p in module.inputs], str(self.m.path(module))
-        n = self.cfg.devices
-        if n == 1:
-            return B.compile(text, self.cfg.backend, names, path)
-        import jax
-        if self.cfg.backend != "xla":
-            raise ValueError("data parallelism runs on the xla backend only")
-        if len(jax.devices()) < n:
-            raise ValueError(f"{n} devices requested, {len(jax.devices())} available")
-        if self.m.batch % n:
-            raise ValueError(f"the batch {self.m.batch} does not split over {n} devices")
+        if not parallel:
+            device = self.placement.local[0] if self.cfg.backend == "xla" else None
+            return B.compile(text, self.cfg.backend, names, path, device=device)
         from .parallel import compile_data_parallel
         sharded = [p.role in ("batch_x", "batch_y", "drop_mask") for p in module.inputs]
-        return compile_data_parallel(text, sharded, jax.devices()[:n], names, path)
+        return compile_data_parallel(text, sharded, self.placement.devices, names, path)
 
     # -- state ------------------------------------------------------------------------------
     def _initial(self, rng) -> dict:
@@ -162,16 +185,26 @@ class Trainer:
                 args.append(np.float32(1.0 - opt["betas"][1] ** t))
         return args
 
-    def evaluate(self, state: dict, x=None, labels=None) -> float:
-        """Accuracy of the forward module (all-ones drop masks) on the test split."""
-        x = self.split.x_test if x is None else x
-        labels = self.split.y_test if labels is None else labels
+    def _test_split(self):
+        d = self.data
+        return d.test if isinstance(d, dataset.Stream) else (
+            dataset.Arrays(d.x_test, d.y_test) if d.x_test is not None else None)
+
+    def evaluate(self, state: dict, x=None, labels=None):
+        """Accuracy of the forward module (all-ones drop masks) on the test split
+        (None without one)."""
+        if x is None:
+            test = self._test_split()
+            if test is None:
+                return None
+            x, labels = test.x_train, test.y_train
         fw, correct = self.m.forward, 0
+        local = {p.name: _local(state[p.name]) for p in fw.inputs if p.role == "param"}
         for xb, yb, valid in data.eval_batches(x, labels, self.m.batch):
             args = []
             for p in fw.inputs:
                 if p.role == "param":
-                    args.append(state[p.name])
+                    args.append(local[p.name])
                 elif p.role == "batch_x":
                     args.append(xb.reshape((-1,) + self.example_shape))
                 else:
@@ -181,9 +214,23 @@ class Trainer:
         return correct / len(x)
 
     # -- the loop ---------------------------------------------------------------------------
+    def _epoch(self, rng):
+        """One epoch of ``(x, targets)`` batches, each checked."""
+        m, d = self.m, self.data
+        if isinstance(d, dataset.Stream):
+            for k, item in enumerate(d.epoch()):
+                got = d.checked(item, k + 1, self.example_shape, m.classes, m.batch)
+                if got is not None:
+                    yield got[0], data.targets(got[1], m.classes, m.label_smoothing)
+            return
+        for x, y, _ in data.batches(d.x_train, d.y_train, m.batch, rng, m.classes, m.label_smoothing):
+            yield x.reshape((-1,) + self.example_shape), y
+
     def run(self, stop_after: int | None = None) -> Summary:
         cfg, m = self.cfg, self.m
-        per_epoch = data.steps_per_epoch(len(self.split.x_train), m.batch)
+        d = self.data
+        per_epoch = d.steps if isinstance(d, dataset.Stream) else data.steps_per_epoch(len(d.x_train), m.batch)
+        per_epoch = per_epoch or 1
         total = per_epoch * cfg.epochs
         rng = np.random.default_rng(cfg.seed)
         step, start_epoch, resumed = 0, 0, None
@@ -196,15 +243,14 @@ class Trainer:
             arrays = self._initial(rng)
         state = self._to_device(arrays)
         t0 = time.perf_counter()
-        history, loss_mean, acc = [], float("nan"), float("nan")
+        history, loss_mean, acc = [], float("nan"), None
         last = cfg.epochs if stop_after is None else min(cfg.epochs, stop_after)
         with _progress(self.progress, m.net, total, step) as bar:
             for epoch in range(start_epoch, last):
                 losses = []
-                for b, (x, y, _) in enumerate(data.batches(self.split.x_train, self.split.y_train, m.batch, rng,
-                                                          data.CLASSES, m.label_smoothing)):
+                for b, (x, y) in enumerate(self._epoch(rng)):
                     lr = learning_rate(cfg, step, total, per_epoch)
-                    args = self._arguments(state, x.reshape((-1,) + self.example_shape), y, rng, lr, step + 1)
+                    args = self._arguments(state, x, y, rng, lr, step + 1)
                     outs = self.step_exe(*args)
                     loss = float(B.to_host(outs[self.loss_at]))
                     if not math.isfinite(loss):
@@ -218,22 +264,44 @@ class Trainer:
                     losses.append(loss)
                     step += 1
                     bar.advance(epoch, loss, acc)
+                if not losses:
+                    raise dataset.DataError(f"{d.source}: epoch {epoch + 1} gave no full batch of {m.batch}")
                 loss_mean = float(np.mean(losses))
                 acc = self.evaluate(state)
                 history.append({"epoch": epoch + 1, "loss": loss_mean, "test_accuracy": acc})
                 bar.advance(epoch, loss_mean, acc, 0)
-                if self.ckpt_dir is not None:
+                if self.ckpt_dir is not None and self.placement.primary:
                     checkpoint.save(self.ckpt_dir, checkpoint.State(
                         self._host_state(state), step, epoch + 1, rng.bit_generator.state, cfg.identity(),
                         m.fingerprint()))
         if not history:
             acc = self.evaluate(state)
         self.state = state
-        return Summary(m.net, cfg.backend, last, step, loss_mean, acc, time.perf_counter() - t0, resumed, history)
+        return Summary(m.net, cfg.backend, last, step, loss_mean, acc, time.perf_counter() - t0, resumed, history,
+                       d.source, self.placement.describe())
 
     def parameters(self) -> dict:
         """The current parameters and optimizer state as numpy arrays."""
         return self._host_state(self.state)
+
+    def save_params(self, path):
+        """The trained parameters (not the optimizer state) to ``path``, ``.safetensors``
+        or ``.npz``, under the manifest's names; only the primary process writes.
+        Returns the path (None on the other processes)."""
+        from . import params_io
+        if not self.placement.primary:
+            return None
+        arrays = {p.name: B.to_host(self.state[p.name]) for p in self.m.params}
+        meta = {"format": "verigrad parameters", "net": self.m.net, "forward_sha256": self.m.forward.sha256,
+                "train_step_sha256": self.m.train_step.sha256}
+        return params_io.save(path, arrays, meta)
+
+
+def _local(a):
+    """This process's copy of a (replicated) parameter."""
+    if getattr(a, "is_fully_addressable", True) is False:
+        return a.addressable_data(0)
+    return a
 
 
 class _progress:
@@ -254,7 +322,7 @@ class _progress:
 
     def advance(self, epoch, loss, acc, n=1):
         if self.enabled:
-            status = f"epoch {epoch + 1}  loss {loss:.4f}" + ("" if math.isnan(acc) else f"  test acc {acc:.2%}")
+            status = f"epoch {epoch + 1}  loss {loss:.4f}" + ("" if acc is None else f"  test acc {acc:.2%}")
             self.p.update(self.task, advance=n, status=status)
 
     def __exit__(self, *exc):
