@@ -136,6 +136,9 @@ def _extremum(nz: Normalizer, a: MaxA, var, P) -> NF:
     return nz.sum([t], nz.mul(at_top, derivative(nz, ut, var, P)))
 
 
+Normalizer.derive = derivative       # the normal form's calculus
+
+
 def _apply(nz: Normalizer, a: ApplyA, var, P) -> NF:
     """``d f(T)[I] / d x[P] = sum_k sum_K J_k(T)[I, K] * d T_k[K] / d x[P]``."""
     nz.use("deriv_opaque")

@@ -88,13 +88,18 @@ _mono_cache: dict = {}
 _nf_cache: dict = {}
 
 
-def mono_of(d: dict) -> Mono:
+def _of(cache: dict, cls, d: dict):
+    """The interned ``cls`` of a map (atom -> exponent, or monomial -> coefficient): the
+    zero entries dropped, the rest sorted by key."""
     key = frozenset(d.items())
-    hit = _mono_cache.get(key)
+    hit = cache.get(key)
     if hit is None:
-        hit = _mono_cache[key] = Mono(tuple(sorted(((a, _q(e)) for a, e in d.items() if e != 0),
-                                                   key=lambda ae: ae[0].skey)))
+        hit = cache[key] = cls(tuple(sorted(((x, _q(v)) for x, v in d.items() if v != 0), key=lambda xv: xv[0].skey)))
     return hit
+
+
+def mono_of(d: dict) -> "Mono":
+    return _of(_mono_cache, Mono, d)
 
 
 ONE_MONO = Mono(())
@@ -134,12 +139,7 @@ class NF:
 
 
 def nf_of(d: dict) -> NF:
-    key = frozenset(d.items())
-    hit = _nf_cache.get(key)
-    if hit is None:
-        hit = _nf_cache[key] = NF(tuple(sorted(((m, _q(c)) for m, c in d.items() if c != 0),
-                                               key=lambda mc: mc[0].skey)))
-    return hit
+    return _of(_nf_cache, NF, d)
 
 
 ZERO = NF(())
@@ -335,7 +335,10 @@ class Normalizer:
     """Normal forms of terms, with the axioms used and the conditions needed.
 
     One Normalizer serves one decision: its caches are private to it, so the axioms it
-    records are exactly those used for that decision."""
+    records are exactly those used for that decision. ``derive`` (the calculus of
+    ``derivative.py``, which installs it: the normal form does not import its calculus)
+    normalizes a ``Deriv``."""
+    derive = None
 
     def __init__(self, strict_kinks: bool = False, choices: "Choices | None" = None):
         self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
@@ -915,7 +918,9 @@ class Normalizer:
         """Name the binders canonically: by height, then by position in the order that
         makes the sum's key smallest (ties between symmetric binders are tried out)."""
         h = 1 + max(a.height for a, _ in factors)
-        order = self._binder_order(bs, factors)
+        # Any order of the binders is sound (a renaming); a good one makes alpha-equivalent
+        # sums identical. The search is untrusted (the hook, or a replayed choice).
+        order = bs if len(bs) == 1 else self.choices.order(list(bs), list(factors))
         names = [bound_index(h, p, b.size) for p, b in enumerate(order)]
         mp = {b: Poly.sym(n) for b, n in zip(order, names)}
         fs: dict = {}
@@ -925,12 +930,6 @@ class Normalizer:
         if len(bs) > 1:
             self.use("fubini")
         return SumA(tuple(names), mono_of(fs))
-
-    def _binder_order(self, bs, factors):
-        """The order in which binders get canonical names. Any order is sound (it is
-        only a renaming); a good one makes alpha-equivalent sums identical. The search
-        is untrusted (``binder_order`` hook, or a replayed choice)."""
-        return bs if len(bs) == 1 else self.choices.order(list(bs), list(factors))
 
     def max(self, b: IndexVar, u: NF, kind: str) -> NF:
         if b not in u.ivars:
@@ -1013,8 +1012,7 @@ class Normalizer:
             # Only a body that takes no derivative in its params normalizes (by substitution).
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
-            from .derivative import derivative
-            return derivative(self, n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
+            return self.derive(n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
         raise KernelError(f"cannot normalize {type(t).__name__}")
 
     def tensor_of(self, t: T.Term, env) -> TensorNF:

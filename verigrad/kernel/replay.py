@@ -49,11 +49,12 @@ def decode(x, objs):
         if not 0 <= x < len(objs):
             raise TraceError(f"reference {x} to an object not yet defined")
         return objs[x]
-    if isinstance(x, list) and x and x[0] == "i" and len(x) == 2:
+    tag = x[0] if isinstance(x, list) and x else None
+    if tag == "i" and len(x) == 2:
         return _int(x[1])
-    if isinstance(x, list) and x and x[0] == "q" and len(x) == 3:
+    if tag == "q" and len(x) == 3:
         return Fraction(_int(x[1]), _int(x[2]))
-    if isinstance(x, list) and x and x[0] == "t":
+    if tag == "t":
         return tuple(decode(v, objs) for v in x[1:])
     raise TraceError(f"malformed argument {x!r}")
 

@@ -24,6 +24,7 @@ import math
 import weakref
 from dataclasses import dataclass
 
+from . import derivative  # noqa: F401  (installs the normal form's calculus)
 from . import terms as T
 from .axioms import AXIOMS
 from .normal import NF, BudgetSpent, Choices, Normalizer, NotDifferentiable, divisions
