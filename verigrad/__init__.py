@@ -7,7 +7,7 @@ exactly the certified graph.
 """
 __version__ = "0.1.0"
 
-from .report import printing as _printing  # noqa: E402,F401  (installs the term printer)
+from .report import display as _display  # noqa: E402,F401  (attaches the term printers to the kernel)
 from .certify import canon as _canon  # noqa: E402
 
 _canon.install()  # the untrusted search for canonical binder orders

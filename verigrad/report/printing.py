@@ -1,7 +1,8 @@
 """Plain-text and LaTeX printers for kernel terms (untrusted display).
 
 As in HOL Light, the printer is outside the kernel: it cannot change what a theorem
-says, only how it is shown. Importing verigrad installs it as the kernel's display.
+says, only how it is shown. ``verigrad.report.display`` attaches these printers to the
+kernel's classes when verigrad is imported; this module attaches nothing itself.
 """
 from __future__ import annotations
 
@@ -352,23 +353,3 @@ def statement_latex(th) -> str:
         return _shown(_roots(th), lambda: statement_latex(th), latex_form=True)
     hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
     return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
-
-
-def statement_html(th) -> str:
-    """A theorem as HTML with MathML, for notebooks (``Theorem._repr_html_``)."""
-    from .notebook import theorem_html
-    return theorem_html(th)
-
-
-def _install():
-    """Attach the display methods to the kernel's classes, which define none."""
-    from verigrad.kernel.theorem import Condition, Theorem
-    T.Term.__repr__ = text
-    T.Term._repr_latex_ = lambda t: "$" + latex(t) + "$"           # notebooks: the term as math
-    Condition.__str__ = condition
-    Theorem.statement, Theorem.latex, Theorem._repr_html_ = statement, statement_latex, statement_html
-    Theorem.__repr__ = lambda th: f"<Theorem {statement(th)}>"
-    Theorem._repr_latex_ = lambda th: "$" + statement_latex(th) + "$"
-
-
-_install()
