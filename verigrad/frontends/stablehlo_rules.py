@@ -45,7 +45,7 @@ its element types, or stops the import with one line naming the operation and it
 
 Attributes are read, never ignored: a rule lists the attributes it understands, and an
 operation carrying any other (``dot_general``'s ``algorithm``, a ``compare_type`` of
-``TOTALORDER``) is refused. ``docs/primitives_stablehlo.md`` lists every rule.
+``TOTALORDER``) is refused. ``docs/primitives.md`` lists every rule.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ from verigrad.kernel.sizes import as_poly
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as _sh
 
-from .stablehlo import FLOAT_BITS, INT_RANGE, StableHLOError, tensor_spec, where
+from .stablehlo_types import FLOAT_BITS, INT_RANGE, StableHLOError, tensor_spec, where
 
 _OUT = "ijklmopq"       # indices of a result
 _RED = "rstuvwxyz"      # indices summed over

@@ -1,4 +1,5 @@
-"""StableHLO text into kernel terms (untrusted front end).
+"""StableHLO modules: parsing, verification, types and locations (untrusted front end;
+the layer below ``stablehlo_rules`` and ``stablehlo``).
 
 A train step arrives as the text of one StableHLO module. ``parse`` reads and verifies
 it with jaxlib's MLIR bindings (errors carry ``line:col``); ``signature`` reads the
@@ -188,74 +189,3 @@ def signature(source, path: str = "<text>") -> Signature:
         outs = tuple(tensor_spec(t, f"{loc}: result {k} of @main", _result_attr(fn, k, "jax.result_info") or f"result{k}")
                      for k, t in enumerate(ft.results))
     return Signature(ins, outs)
-
-
-# -- import ---------------------------------------------------------------------------------
-
-@dataclass
-class Imported:
-    """``@main`` as kernel terms: ``results[k]`` is result ``k`` over ``inputs``.
-
-    ``constants`` holds the values of dense constants too large to write as terms
-    (each is a ``Var`` named after its line); evaluate with them in the environment."""
-    inputs: tuple
-    results: tuple
-    result_names: tuple
-    signature: Signature
-    constants: dict = field(default_factory=dict)
-
-    def result(self, name: str) -> Term:
-        try:
-            return self.results[self.result_names.index(name)]
-        except ValueError:
-            raise KeyError(f"no result named {name!r} (results: {', '.join(self.result_names)})") from None
-
-
-def input_var(name: str, spec: TensorSpec) -> Var:
-    """The variable of an argument of ``@main``: integer-valued for an integer type
-    (where the kernel has that fact)."""
-    if not spec.supported:
-        raise StableHLOError(f"argument {name} of @main: element type {spec.dtype} is not supported "
-                             "(f16, bf16, f32, f64, i1, i8-i64, ui8-ui64)")
-    from verigrad.kernel import terms as T
-    facts = ("integer",) if spec.dtype in INT_RANGE and "integer" in T.FACTS else ()
-    return Var(name, spec.shape, facts)
-
-
-def import_module(source, names=None, result_names=None, path: str = "<text>") -> Imported:
-    """Interpret ``@main`` over kernel terms.
-
-    ``names`` (one per argument) name the input variables, ``result_names`` the
-    results; the defaults are ``arg0, ...`` and JAX's ``result_info`` (or
-    ``result0, ...``)."""
-    from . import stablehlo_rules as R
-
-    p = parse(source, path)
-    sig = signature(p)
-    names = list(names) if names is not None else [s.name for s in sig.inputs]
-    if len(names) != len(sig.inputs):
-        raise StableHLOError(f"{p.path}: {len(names)} argument names for the {len(sig.inputs)} arguments of @main")
-    if len(set(names)) != len(names):
-        raise StableHLOError(f"{p.path}: argument names are not distinct: {names}")
-    rnames = list(result_names) if result_names is not None else [s.name for s in sig.outputs]
-    if len(rnames) != len(sig.outputs):
-        raise StableHLOError(f"{p.path}: {len(rnames)} result names for the {len(sig.outputs)} results of @main")
-    inputs = []
-    for name, spec in zip(names, sig.inputs):
-        if 0 in spec.shape:
-            raise StableHLOError(f"{p.path}: argument {name} of @main is empty ({spec}); empty tensors are not supported")
-        inputs.append(input_var(name, spec))
-    interp = R.Interpreter(p)
-    with p.context:
-        try:
-            results = interp.call(p.main, list(inputs))
-        except KernelError as e:  # a rule built an ill-formed term: an importer bug
-            raise StableHLOError(f"{interp.current}: the importer built an ill-formed term: {e}") from None
-    for k, r in enumerate(results):
-        if not isinstance(r, Term):
-            raise StableHLOError(f"{p.path}: result {rnames[k]} of @main is a non-finite constant")
-    return Imported(tuple(inputs), tuple(results), tuple(rnames), sig, dict(interp.constants))
-
-
-__all__ = ["StableHLOError", "TensorSpec", "Signature", "Parsed", "Imported", "parse", "signature",
-           "import_module", "input_var", "numpy_dtype", "dtype_name", "where", "FLOAT_BITS", "INT_RANGE"]
