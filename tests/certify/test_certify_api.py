@@ -144,7 +144,7 @@ rowmax.defvjp(lambda x: (rowmax(x), x), lambda x, dm: (dm[:, None] * (x == jnp.m
 def test_correct_but_unprovable_backward_is_unknown_with_evidence_never_refuted():
     cert = verigrad.certify(rowmax, shapes={"x": "n, d"})
     assert cert.status == "UNKNOWN"
-    assert "random points agree" in cert.evidence and "max" in cert.wrt["x"].detail
+    assert "random points agree" in cert.evidence and cert.wrt["x"].detail.startswith("not proved")
 
 
 def test_wrong_import_is_caught_by_translation_validation(monkeypatch):
@@ -185,7 +185,7 @@ def test_timeout_gives_unknown():
     (rms, {"x": "n", "eps": 1e-5, "z": "n"}, "no argument named z"),
     (rms, {"x": "n,", "eps": 1e-5}, "is not a dimension"),
     (rms, {"x": "n:complex64", "eps": 1e-5}, "unknown dtype"),
-    (rowmax, {"x": 3.0}, "only nondiff_argnums may be static"),
+    (rowmax, {"x": 3.0}, "tracing rowmax .* failed"),
 ])
 def test_bad_input_is_reported(fn, shapes, message):
     from verigrad.frontends.jaxpr import JaxprImportError

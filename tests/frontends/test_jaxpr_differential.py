@@ -172,6 +172,7 @@ CASES = [
      lambda x: (jnp.exp(x), jnp.log(x), jnp.log1p(x), jnp.expm1(x), jnp.exp2(x)), [X], {}, {}),
     ("tanh erf erfc logistic", {"tanh", "erf", "erfc", "logistic"},
      lambda x: (jnp.tanh(x), jax.scipy.special.erf(x), jax.scipy.special.erfc(x), jax.nn.sigmoid(x)), [X], {}, {}),
+    ("sin cos", {"sin", "cos"}, lambda x: (jnp.sin(x), jnp.cos(x), jnp.sin(x) ** 2 + jnp.cos(x) ** 2), [X], {}, {}),
     ("roots", {"sqrt", "rsqrt", "square"}, lambda x: (jnp.sqrt(x), lax.rsqrt(x), jnp.square(x)), [X], {}, {}),
     ("abs sign", {"abs", "sign"}, lambda x: (jnp.abs(x), jnp.sign(x)), [X], {}, {}),
     ("abs sign of integers", {"abs", "sign"},
@@ -393,7 +394,7 @@ REFUSED = [
     ("gather", "not integer expressions", lambda x: x.at[_dim(x, 0) - 3].get(mode="clip"), [X]),
     ("dynamic_slice", "not an integer expression", lambda x: x.at[_dim(x, 0) - 3].get(mode="clip"), [V]),
     ("population_count", "unsupported primitive", lambda k, x: x * lax.population_count(k), [K, V]),
-    ("sin", "unsupported primitive", lambda x: jnp.sin(x), [X]),
+    ("atan2", "unsupported primitive", lambda x: jnp.arctan2(x, x + 1), [X]),
 ]
 
 

@@ -15,37 +15,55 @@ whole certificate UNKNOWN.
 
 A shape is a string of comma-separated dimensions (``"n, d"``, ``"n+1, 2*n"``, ``""`` for a
 scalar), optionally with a dtype (``"n:int32"``, ``"n, k:bool"``), or a tuple of them.
+
+Options (each also a command-line flag of ``verigrad certify``):
+
+- ``output=[0]``: claim about these outputs only (the others' cotangents are zero);
+- ``wrt=["logits"]``: claim about these arguments' cotangents only;
+- ``minimum={"k": 2}``: lower bounds of size symbols (default 1);
+- ``assume=["sum(targets, -1) == 1"]``: preconditions (``verigrad.certify.assume``),
+  listed on the certificate; what is proved holds for every input satisfying them;
+- ``stop_gradient="jax"`` (default): ``stop_gradient`` has derivative zero, as when JAX
+  differentiates the forward; ``"identity"``: the value passes (the mathematical reading);
+- ``timeout``: seconds for the whole run; ``claim_timeout``: seconds per claim (proof
+  and search); ``budget``: the kernel's work budget per decision (monomial products).
+  A claim past its limit is UNKNOWN with the reason, soon.
+- a parameter with a default value and no shape is held at its default; a
+  ``nondiff_argnums`` argument, or any other, may be given a Python value in ``shapes``.
 """
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from verigrad.frontends.jaxpr import ArgSpec, JaxprImportError, SizeBranchError
-from verigrad.kernel import Failure, KernelError, Theorem, prove_equal
+from verigrad.kernel import Failure, KernelError, Theorem
+from verigrad.kernel import terms as T
+from . import claims as C
 from . import counterexample
 from .certificate import Certificate, Counterexample, combine_status
-from .obligations import BadInput, from_custom_vjp, from_pair
+from .clock import Timeout, deadline, expired
+from .obligations import (BadInput, Settings, custom_gradient_function, from_custom_gradient, from_custom_vjp,
+                          from_pair)
 from .specs import parse_spec
 from .validate import confirm, plan_for, validate
 
-
-class Timeout(Exception):
-    pass
+DEFAULT_BUDGET = 3_000_000       # monomial products per kernel decision (a few seconds)
+DEFAULT_SEARCH_SECONDS = 20.0    # the counterexample search of one claim
 
 
 @dataclass
 class VjpCertificate(Certificate):
     """A certificate for a custom backward: ``wrt`` holds one certificate per argument,
-    ``forward`` one per output of the fwd rule; ``assumptions`` what the import of
-    integer arguments assumes; ``validation`` the translation-validation verdict."""
+    ``forward`` one per output of the fwd rule; ``assumptions`` what the import assumes
+    and the preconditions given (``hypotheses``); ``validation`` the translation-validation
+    verdict."""
     forward: list = field(default_factory=list)
     assumptions: list = field(default_factory=list)
+    hypotheses: list = field(default_factory=list)
     validation: str = ""
     timings: dict = field(default_factory=dict)   # seconds per stage: import, validation, claims
+    settings: dict = field(default_factory=dict)  # the options the claims were read with
 
     def claims(self) -> list:
         return list(self.forward) + list(self.wrt.values())
@@ -54,39 +72,94 @@ class VjpCertificate(Certificate):
         out = super().as_dict()
         out["forward"] = [c.status for c in self.forward]
         out["assumptions"] = list(self.assumptions)
+        out["hypotheses"] = list(self.hypotheses)
         out["validation"] = self.validation
+        out["claims"] = {c.name: {"status": c.status, "seconds": round(c.seconds, 6), "detail": c.detail}
+                         for c in self.claims()}
+        if self.settings:
+            out["settings"] = dict(self.settings)
         return out
 
 
-def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None = None,
-            progress=None) -> VjpCertificate:
-    """Certify the ``jax.custom_vjp`` ``fn``: its fwd rule computes ``fn`` and its bwd rule
-    is the exact VJP, for every size. ``shapes`` maps each positional argument to its
-    shape; a ``nondiff_argnums`` argument may be given a Python value instead."""
+@dataclass
+class _Run:
+    """The limits of one certification."""
+    timeout: float | None = None
+    claim_timeout: float | None = None
+    budget: int | None = DEFAULT_BUDGET
+    search_seconds: float | None = DEFAULT_SEARCH_SECONDS
+    t0: float = 0.0
+
+    @property
+    def at(self):
+        return self.t0 + self.timeout if self.timeout else None
+
+
+def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None = None, progress=None,
+            output=None, wrt=None, minimum: dict | None = None, assume=(), stop_gradient: str = "jax",
+            claim_timeout: float | None = None, budget: int | None = DEFAULT_BUDGET,
+            search_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> VjpCertificate:
+    """Certify the ``jax.custom_vjp`` (or ``jax.custom_gradient``) ``fn``: its fwd rule
+    computes ``fn`` and its bwd rule is the exact VJP, for every size. ``shapes`` maps each
+    positional argument to its shape; any argument may be given a Python value instead
+    (a ``nondiff_argnums`` one must be). See the module docstring for the options."""
+    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
     specs, statics = _specs(shapes)
-    t0 = time.perf_counter()
+    settings = _settings(output, wrt, minimum, stop_gradient)
+    what = name or getattr(fn, "__name__", None) or "f"
     _step(progress, "tracing and importing")
     try:
-        ob = from_custom_vjp(fn, specs, statics, name)
+        with deadline(run.at, "the run", timeout):
+            if custom_gradient_function(fn) is not None:
+                ob = from_custom_gradient(fn, specs, statics, name, settings)
+            else:
+                ob = from_custom_vjp(fn, specs, statics, name, settings)
     except SizeBranchError as e:
-        return _size_branch(name or getattr(fn, "__name__", None) or "f", specs, e, t0)
-    return _decide(ob, t0, timeout, progress)
+        return _size_branch(what, specs, e, run.t0)
+    except Timeout as e:
+        return _timed_out(what, specs, e, run, "while tracing and importing")
+    return _decide(ob, run, progress, assume)
 
 
 def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, timeout: float | None = None,
-                progress=None) -> VjpCertificate:
+                progress=None, output=None, wrt=None, minimum: dict | None = None, assume=(),
+                stop_gradient: str = "jax", claim_timeout: float | None = None,
+                budget: int | None = DEFAULT_BUDGET,
+                search_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> VjpCertificate:
     """Certify ``backward(*primals, dy)`` (one cotangent per primal) as the VJP of
     ``forward`` for every size."""
+    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
     specs, statics = _specs(shapes)
     if statics:
         raise BadInput(f"certify_vjp takes shapes only; {', '.join(statics)} given values")
-    t0 = time.perf_counter()
+    settings = _settings(output, wrt, minimum, stop_gradient)
+    what = name or getattr(forward, "__name__", "forward")
     _step(progress, "tracing and importing")
     try:
-        ob = from_pair(forward, backward, specs, name)
+        with deadline(run.at, "the run", timeout):
+            ob = from_pair(forward, backward, specs, name, settings)
     except SizeBranchError as e:
-        return _size_branch(name or getattr(forward, "__name__", "forward"), specs, e, t0)
-    return _decide(ob, t0, timeout, progress)
+        return _size_branch(what, specs, e, run.t0)
+    except Timeout as e:
+        return _timed_out(what, specs, e, run, "while tracing and importing")
+    return _decide(ob, run, progress, assume)
+
+
+def _settings(output, wrt, minimum, stop_gradient) -> Settings:
+    if stop_gradient not in ("jax", "identity"):
+        raise BadInput(f"stop_gradient must be 'jax' or 'identity', not {stop_gradient!r}")
+    if isinstance(output, int) and not isinstance(output, bool):
+        output = [output]
+    if output is not None and not all(isinstance(k, int) and not isinstance(k, bool) for k in output):
+        raise BadInput(f"output must be an output position or a list of them, not {output!r}")
+    if isinstance(wrt, str):
+        wrt = [wrt]
+    minimum = dict(minimum or {})
+    for k, v in minimum.items():
+        if not (isinstance(k, str) and k.isidentifier()) or not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise BadInput(f"minimum: {k!r}={v!r} must be a size symbol and an integer >= 1")
+    return Settings(None if output is None else list(output), None if wrt is None else list(wrt), minimum,
+                    stop_gradient)
 
 
 def _size_branch(name: str, specs: dict, e: SizeBranchError, t0: float) -> VjpCertificate:
@@ -98,6 +171,15 @@ def _size_branch(name: str, specs: dict, e: SizeBranchError, t0: float) -> VjpCe
         detail=str(e), seconds=time.perf_counter() - t0,
         sizes={s.name: ",".join(s.dims) for s in specs.values()},
         validation=f"not run: {e}", timings={"import": time.perf_counter() - t0, "validation": 0.0, "claims": 0.0})
+
+
+def _timed_out(name: str, specs: dict, e: Timeout, run: _Run, when: str) -> VjpCertificate:
+    why = f"timed out {when} (the limit of {e.limit:g} s for {e.what})" if e.limit else f"timed out {when}"
+    wrt = {a: Certificate(a, "UNKNOWN", f"bwd(x, dy)[{a}] = J^T dy", detail=why)
+           for a, s in specs.items() if s.kind == "real"}
+    return VjpCertificate(name, "UNKNOWN", f"custom backward of {name} = J^T dy for all sizes", wrt=wrt,
+                          detail=why, seconds=time.perf_counter() - run.t0,
+                          sizes={s.name: ",".join(s.dims) for s in specs.values()}, validation=f"not run: {why}")
 
 
 def _specs(shapes: dict):
@@ -121,48 +203,64 @@ def _step(progress, what):
         progress(what)
 
 
-@contextmanager
-def _deadline(at: float | None):
-    """Raise ``Timeout`` in this thread at time ``at`` (main thread only; elsewhere the
-    limit is checked between claims)."""
-    if at is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    left = at - time.perf_counter()
-    if left <= 0:
-        raise Timeout()
+# -- the claims --------------------------------------------------------------------------
 
-    def fire(signum, frame):
-        # Fire again soon in case this one is swallowed (an exception raised inside a
-        # gc callback is printed and ignored); leaving the block disarms the timer.
-        signal.setitimer(signal.ITIMER_REAL, 0.05)
-        raise Timeout()
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, left)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+def _claims(ob, reparam: dict) -> list:
+    """The claims of ``ob`` as ``claims.Claim``s: each forward output claimed about, then
+    each argument's cotangent; arguments reparametrized by preconditions, stop_gradient
+    variables substituted after differentiating."""
+    rep = {v: R for v, (R, _, _) in reparam.items()}
+    sub = (lambda t: T.subst(t, rep)) if rep else (lambda t: t)  # noqa: E731
+    stops = [v for v, _ in ob.stopped]
+    values = [sub(t) for _, t in ob.stopped]
+    out = []
+    if ob.fwd_out is not None:
+        for k in ob.selected():
+            fo, p = ob.fwd_out[k], ob.primal[k]
+            out.append(C.make(f"forward output {k}", f"fwd(x)[{k}] = {ob.name}(x)[{k}]", sub(fo.term()),
+                              sub(p.term())))
+    for a in ob.diff:
+        x = ob.var(a)
+        got = sub(ob.got(a))
+        V = ob.expected(a)
+        params, vals = list(stops), list(values)
+        if x in rep:     # the derivative is taken in x over the whole space, then x := R
+            V = T.subst(V, {v: R for v, R in rep.items() if v is not x})
+            params.append(x)
+            vals.append(rep[x])
+        else:
+            V = sub(V)
+        out.append(C.make(a, f"bwd(x, dy)[{a}] = J^T dy", got, V, params, vals))
+    return out
 
 
-def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
-    deadline = t0 + timeout if timeout else None
+def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
+    from . import assume as A
     t_import = time.perf_counter()
+    parsed = [a if isinstance(a, A.Assumption) else A.parse(a) for a in assume]
+    reparam = A.apply(parsed, ob) if parsed else {}
+    hypotheses = list(getattr(ob, "hypotheses", []))
     _step(progress, "checking the import against JAX")
-    problem = validate(ob)
+    try:
+        with deadline(run.at, "the run", run.timeout):
+            problem = validate(ob)
+    except Timeout as e:
+        problem = f"timed out while checking the import against JAX (the limit of {e.limit:g} s for {e.what})"
     summary = getattr(ob, "validation_summary", "") or "not validated"
     t_valid = time.perf_counter()
-    claims = [(f"forward output {k}", f"fwd(x)[{k}] = {ob.name}(x)[{k}]", fo.term(), p.term())
-              for k, (fo, p) in enumerate(zip(ob.fwd_out or [], ob.primal))]
-    claims += [(a, f"bwd(x, dy)[{a}] = J^T dy", ob.got(a), ob.expected(a)) for a in ob.diff]
+    claim_list = _claims(ob, reparam) if problem is None else []
     certs = []
-    for label, what, got, expected in claims:
-        if problem is not None:
-            certs.append(Certificate(label, "UNKNOWN", what, detail="not attempted: the import failed validation"))
+    if problem is not None:
+        labels = [f"forward output {k}" for k in ob.selected()] if ob.fwd_out is not None else []
+        for label in labels + list(ob.diff):
+            certs.append(Certificate(label, "UNKNOWN", label, detail="not attempted: the import failed validation"))
+    for claim in claim_list:
+        if expired(run.at):
+            certs.append(Certificate(claim.label, "UNKNOWN", claim.what,
+                                     detail=f"not attempted: the run's limit of {run.timeout:g} s passed"))
             continue
-        _step(progress, f"proving {label}")
-        certs.append(_claim(ob, label, what, got, expected, deadline, progress))
+        _step(progress, f"proving {claim.label}")
+        certs.append(_claim(ob, claim, run, progress))
     forward = [c for c in certs if c.name.startswith("forward output ")]
     wrt = {c.name: c for c in certs if not c.name.startswith("forward output ")}
     status = "UNKNOWN" if problem is not None else combine_status(c.status for c in certs)
@@ -177,15 +275,22 @@ def _decide(ob, t0: float, timeout: float | None, progress) -> VjpCertificate:
         detail = ("TRANSLATION VALIDATION FAILED (an importer bug, or Python code that depends on a size's value "
                   "in a way tracing at symbolic sizes cannot see, such as a dict lookup; nothing is claimed): "
                   + problem)
+    settings = {}
+    if ob.outputs is not None:
+        settings["output"] = list(ob.outputs)
+    if ob.statics:
+        settings["static"] = {k: repr(v) for k, v in ob.statics.items()}
+    if ob.stopped:
+        settings["stop_gradient"] = "jax: derivative zero (" + ", ".join(v.name for v, _ in ob.stopped) + ")"
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,
-        wrt=wrt, axioms=axioms, side_conditions=conds + list(ob.assumptions), counterexample=ce,
-        evidence=evidence, seconds=time.perf_counter() - t0, detail=detail,
+        wrt=wrt, axioms=axioms, side_conditions=conds + list(ob.assumptions) + hypotheses, counterexample=ce,
+        evidence=evidence, seconds=time.perf_counter() - run.t0, detail=detail,
         sizes={s.name: ",".join(s.dims) for s, _ in ob.args},
-        forward=forward, assumptions=list(ob.assumptions),
-        validation="FAILED: " + problem if problem else summary,
-        timings={"import": t_import - t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
+        forward=forward, assumptions=list(ob.assumptions), hypotheses=hypotheses,
+        validation="FAILED: " + problem if problem else summary, settings=settings,
+        timings={"import": t_import - run.t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
 
 
 def _failing_condition(ob, theorem) -> str | None:
@@ -194,16 +299,52 @@ def _failing_condition(ob, theorem) -> str | None:
     from . import conditions
     from .validate import _variables, plan_for
     variables = _variables(ob)
-    return conditions.failing(theorem, lambda sizes, rng: ob.domain.sample(variables, sizes, rng), plan_for(ob)[:4])
+
+    def sample(sizes, rng):
+        """A draw at which JAX's forward is finite (the claim covers only those: where JAX
+        computes NaN, as log of a negative, there is no function to differentiate)."""
+        first = None
+        for k in range(24):
+            kind = ("N(0,1)", "positive", "mixed", "N(0,10)")[k % 4] if k >= 4 else "N(0,1)"
+            values = ob.domain.sample(variables, sizes, rng, kind)
+            first = first or values
+            if _defined(ob, values):
+                return values
+        return first
+    return conditions.failing(theorem, sample, plan_for(ob)[:4])
 
 
-def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
-    t0 = time.perf_counter()
+def _defined(ob, values) -> bool:
+    """Whether JAX's forward is finite at ``values`` (True when it cannot be run)."""
+    import numpy as np
+    from .validate import _jax_call, functions
+    if getattr(ob, "symbolic_closure", False) or ob.primal_fn is None:
+        return True
     try:
-        with _deadline(deadline):
-            res = prove_equal(got, expected)
-    except Timeout:
-        return Certificate(label, "UNKNOWN", what, detail="timed out while proving", seconds=time.perf_counter() - t0)
+        args = [ob.domain.jax_value(v, values[v]) for _, v in ob.args]
+        outs = _jax_call(functions(ob)[0], args)
+    except Exception:  # noqa: BLE001 - not runnable here: no filter
+        return True
+    return all(np.all(np.isfinite(np.asarray(o, dtype=np.float64))) for o in outs
+               if np.asarray(o).dtype.kind in "fc")
+
+
+def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
+    t0 = time.perf_counter()
+    label, what = claim.label, claim.what
+    at = min((x for x in (run.at, t0 + run.claim_timeout if run.claim_timeout else None) if x is not None),
+             default=None)
+    limit_what = "the claim" if run.claim_timeout and (run.at is None or t0 + run.claim_timeout <= run.at) \
+        else "the run"
+    limit = run.claim_timeout if limit_what == "the claim" else run.timeout
+    try:
+        with deadline(at, limit_what, limit):
+            res = C.prove(claim, run.budget)
+    except Timeout as e:
+        if e.what == "the run" and limit_what != "the run":
+            raise
+        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0,
+                           detail=f"timed out while proving (the limit of {e.limit:g} s for {e.what})")
     except KernelError as e:
         res = Failure(f"ill-formed claim: {e}")
     if isinstance(res, Theorem) and res.conds:
@@ -214,6 +355,7 @@ def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
         return Certificate(label, "PROVED", res.statement(), res, axioms=res.axioms(),
                            side_conditions=[str(c) for c in sorted(res.conds, key=str)],
                            seconds=time.perf_counter() - t0)
+    reason = _short(res.reason)
     _step(progress, f"searching a counterexample for {label}")
     rejected: list = []
 
@@ -227,31 +369,65 @@ def _claim(ob, label, what, got, expected, deadline, progress) -> Certificate:
         if not ok:
             rejected.append(f"{candidate} (JAX computes expected {exp:.6g}, got {got_v:.6g})")
             return None
-        return Counterexample(candidate.sizes, label, candidate.index, exp, got_v, candidate.inputs_seed)
+        return _replayable(ob, candidate, exp, got_v, values)
 
     every = [v for _, v in ob.args] + list(ob.cots)
 
     def sampler(variables, sizes, kind, rng):
-        """The domain's draws (integer arguments, one-hot models, compared constants)."""
-        return ob.domain.draw(set(variables) | set(every), sizes, kind, rng)
+        """The domain's draws (integer arguments, one-hot models, compared constants);
+        the cotangents of the outputs not claimed about are zero."""
+        values = ob.domain.draw(set(variables) | set(every), sizes, kind, rng)
+        for j, c in enumerate(ob.cots):
+            if j not in ob.selected() and c in values:
+                values[c] = values[c] * 0.0
+        return values
 
+    search_at = t0 + run.search_seconds if run.search_seconds else None
+    at2 = min((x for x in (at, search_at) if x is not None), default=None)
     try:
-        with _deadline(deadline):
+        with deadline(at2, "the search" if at2 == search_at else limit_what,
+                      run.search_seconds if at2 == search_at else limit):
+            try:       # the exact derivative, as a term without derivatives (None: past the budget)
+                exact = claim.plain(run.budget) if claim.staged else C.derivative_free(claim.expected, run.budget)
+            except KernelError:
+                exact = None
+            got, expected = claim.got, claim.expected
             sizes = counterexample.size_assignments([got, expected])
             sizes += [sz for sz in plan_for(ob) if sz not in sizes]
-            found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed)
-    except Timeout:
-        return Certificate(label, "UNKNOWN", what, detail=f"not proved ({res.reason}); timed out in the search",
-                           seconds=time.perf_counter() - t0)
+            found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed,
+                                          exact=exact)
+    except Timeout as e:
+        if e.what == "the run" and limit_what != "the run":
+            raise
+        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0,
+                           detail=f"not proved ({reason}); no counterexample within the limit of {e.limit:g} s "
+                                  f"for {e.what}")
     if isinstance(found, counterexample.Evidence):
-        note = f"not proved: {res.reason}"
+        note = f"not proved: {reason}"
         if rejected:
             note += (f"; {len(rejected)} counterexample(s) of the imported terms not confirmed by running JAX, "
                      f"first {rejected[0]}")
         return Certificate(label, "UNKNOWN", what, evidence=str(found), detail=note,
                            seconds=time.perf_counter() - t0)
-    return Certificate(label, "REFUTED", what, counterexample=found, detail=f"not proved: {res.reason}",
+    return Certificate(label, "REFUTED", what, counterexample=found, detail=f"not proved: {reason}",
                        seconds=time.perf_counter() - t0)
+
+
+def _short(reason: str, limit: int = 600) -> str:
+    return reason if len(reason) <= limit else reason[:limit] + " ..."
+
+
+def _replayable(ob, candidate, expected: float, got: float, values: dict) -> Counterexample:
+    """The counterexample with everything needed to run it again: every input as JAX
+    receives it, every cotangent, and which output's cotangent is set."""
+    import numpy as np
+    inputs = {s.name: np.asarray(ob.domain.jax_value(v, values[v])) for s, v in ob.args}
+    cots = {c.name: np.asarray(values[c], dtype=np.float64) for c in ob.cots}
+    outputs = ob.selected()
+    return Counterexample(candidate.sizes, candidate.argument, candidate.index, expected, got,
+                          candidate.inputs_seed, inputs=inputs, cotangents=cots,
+                          outputs=list(outputs), statics={k: repr(v) for k, v in ob.statics.items()},
+                          distribution=getattr(candidate, "distribution", ""))
 
 
 __all__ = ["certify", "certify_vjp", "VjpCertificate", "BadInput", "JaxprImportError", "Timeout"]

@@ -20,22 +20,93 @@ STATUSES = ("PROVED", "CHECKED", "TESTED", "REFUTED", "UNKNOWN")
 
 @dataclass
 class Counterexample:
-    """Concrete sizes and inputs (from ``inputs_seed``) at which the two sides differ."""
+    """Concrete sizes and inputs (the draw ``inputs_seed`` of the search, from the
+    distribution ``distribution``) at which the two sides differ: ``argument`` is the
+    cotangent (or 'forward output k') and ``index`` the entry. A confirmed one also
+    carries every input as JAX receives it (``inputs``), every cotangent
+    (``cotangents``: zero for the outputs not claimed about), the outputs claimed about
+    (``outputs``) and the arguments held at Python values (``statics``, as reprs): enough
+    to run it again (``replay``, ``save``)."""
     sizes: dict
     argument: str
     index: tuple
     expected: float
     got: float
     inputs_seed: int
+    inputs: dict = field(default_factory=dict)
+    cotangents: dict = field(default_factory=dict)
+    outputs: list = field(default_factory=list)
+    statics: dict = field(default_factory=dict)
+    distribution: str = ""
 
     def as_dict(self) -> dict:
-        return {"sizes": dict(self.sizes), "argument": self.argument, "index": list(self.index),
-                "expected": self.expected, "got": self.got, "inputs_seed": self.inputs_seed}
+        import numpy as np
+        out = {"sizes": dict(self.sizes), "argument": self.argument, "index": list(self.index),
+               "expected": self.expected, "got": self.got, "inputs_seed": self.inputs_seed}
+        if self.inputs:
+            out["inputs"] = {k: np.asarray(v).tolist() for k, v in self.inputs.items()}
+            out["dtypes"] = {k: str(np.asarray(v).dtype) for k, v in self.inputs.items()}
+            out["cotangents"] = {k: np.asarray(v).tolist() for k, v in self.cotangents.items()}
+            out["outputs"] = list(self.outputs)
+            out["statics"] = dict(self.statics)
+            out["distribution"] = self.distribution
+        return out
 
     def __str__(self):
         sz = ", ".join(f"{k}={v}" for k, v in self.sizes.items()) or "no sizes"
-        return (f"at {sz} (inputs seed {self.inputs_seed}), {self.argument}[{', '.join(map(str, self.index))}]: "
+        where = f"draw {self.inputs_seed}" + (f", {self.distribution}" if self.distribution else "")
+        return (f"at {sz} ({where}), {self.argument}[{', '.join(map(str, self.index))}]: "
                 f"expected {self.expected:.6g}, got {self.got:.6g}")
+
+    def details(self) -> list:
+        """Lines showing every input and cotangent (small arrays in full)."""
+        import numpy as np
+        lines = []
+        with np.printoptions(precision=6, suppress=False, threshold=200, linewidth=100):
+            for k, v in self.inputs.items():
+                lines.append(f"  {k} = {_show(np.asarray(v))}")
+            for k, v in self.cotangents.items():
+                lines.append(f"  {k} = {_show(np.asarray(v))}")
+        for k, v in self.statics.items():
+            lines.append(f"  {k} = {v} (held fixed)")
+        if self.argument.startswith("forward output"):
+            lines.append(f"  {self.argument}[{', '.join(map(str, self.index))}]: f computes {self.expected!r}, "
+                         f"fwd computes {self.got!r}")
+        else:
+            outs = ", ".join(map(str, self.outputs))
+            lines.append(f"  the cotangent of output{'s' if len(self.outputs) != 1 else ''} {outs} as above; "
+                         f"d{self.argument}[{', '.join(map(str, self.index))}]: J^T dy = {self.expected!r} "
+                         f"(JAX), the backward returns {self.got!r}")
+        return lines
+
+    def save(self, path: str):
+        """Write an ``.npz``: one array per input (its name) and cotangent (``dy`` ...), and
+        ``meta``, a JSON string with the rest (sizes, argument, index, the two values)."""
+        import json as _json
+        import numpy as np
+        arrays = {f"input:{k}": np.asarray(v) for k, v in self.inputs.items()}
+        arrays.update({f"cotangent:{k}": np.asarray(v) for k, v in self.cotangents.items()})
+        meta = {k: v for k, v in self.as_dict().items() if k not in ("inputs", "cotangents")}
+        np.savez(path, meta=np.asarray(_json.dumps(meta)), **arrays)
+
+
+def _show(a) -> str:
+    import numpy as np
+    text = np.array2string(a, separator=", ") if a.ndim else repr(a.item())
+    return text.replace("\n", "\n      ")
+
+
+def load_counterexample(path: str) -> Counterexample:
+    """A counterexample written by ``Counterexample.save``."""
+    import json as _json
+    import numpy as np
+    with np.load(path, allow_pickle=False) as z:
+        meta = _json.loads(str(z["meta"]))
+        inputs = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("input:")}
+        cots = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("cotangent:")}
+    return Counterexample(meta["sizes"], meta["argument"], tuple(meta["index"]), meta["expected"], meta["got"],
+                          meta["inputs_seed"], inputs, cots, meta.get("outputs", []), meta.get("statics", {}),
+                          meta.get("distribution", ""))
 
 
 @dataclass

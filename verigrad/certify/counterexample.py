@@ -130,9 +130,12 @@ def _rel(a: np.ndarray, b: np.ndarray, floor: float = 1e-6) -> np.ndarray:
     return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), max(floor * scale, 1e-8))
 
 
+_UNSET = object()
+
+
 def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict | None = None,
            functions: dict | None = None, prepare=None, accept=None, sizes=None, sampler=None,
-           kinds=DRAWS):
+           kinds=DRAWS, exact=_UNSET):
     """A Counterexample to ``got = expected``, or Evidence that none was found.
 
     ``sizes`` (optional) are the size assignments to try (default ``size_assignments``);
@@ -141,11 +144,14 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
     comparisons). ``prepare(values, sizes, rng)``, if given, adjusts each draw in place.
     ``accept(counterexample, values, sizes)``, if given, confirms a candidate independently
     and returns the counterexample to report, or None to keep searching. (``seeds`` is
-    kept for callers of the former search; the distributions replace it.)"""
-    try:
-        exact = normal_form(expected)
-    except NotDifferentiable:
-        exact = None
+    kept for callers of the former search; the distributions replace it.) ``exact``
+    (optional): ``expected`` without derivatives, computed by the caller (None: evaluate
+    ``expected`` by finite differences alone)."""
+    if exact is _UNSET:
+        try:
+            exact = normal_form(expected)
+        except NotDifferentiable:
+            exact = None
     variables = set(got.atoms) | set(expected.atoms)
     if sampler is None:
         ts = term_thresholds([got, expected])
@@ -210,7 +216,8 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
                 if not (ok[pos] if np.ndim(ok) else ok) or float(np.max(_rel(e[ok], e_fd[ok]), initial=0.0)) > 1e-4:
                     continue
             found = Counterexample({s.name: v for s, v in sz.items()}, argument,
-                                   tuple(int(i) for i in pos), float(e[pos]), float(g[pos]), j)
+                                   tuple(int(i) for i in pos), float(e[pos]), float(g[pos]), j,
+                                   distribution=kinds[j] if j < len(kinds) else "")
             if accept is not None:
                 found = accept(found, draws[j], sz)
                 if found is None:

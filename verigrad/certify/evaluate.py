@@ -237,6 +237,10 @@ class _Eval:
                     return np.tanh(x)
                 if t.fn == "erf":
                     return _erf(x)
+                if t.fn == "sin":
+                    return np.sin(x)
+                if t.fn == "cos":
+                    return np.cos(x)
             f = self._fn(t.fn)
             return f(*args)
         if isinstance(t, T.Sum):

@@ -219,6 +219,9 @@ class Domain:
     onehot_vars: dict = field(default_factory=dict)  # (Var, Poly k) -> Var M
     thresholds: dict = field(default_factory=dict)   # Var -> (float, ...): where its comparisons flip
     constants: tuple = ()                            # every compared constant, for any variable
+    derived: dict = field(default_factory=dict)      # Var -> term: an argument reparametrized (``assume``)
+    model_vars: list = field(default_factory=list)   # the fresh variables of those terms
+    any_axes: dict = field(default_factory=dict)     # boolean Var -> [axis]: a true entry along each
 
     @staticmethod
     def of(importer, kinds: dict, dtypes: dict) -> "Domain":
@@ -239,7 +242,8 @@ class Domain:
 
     def draw(self, variables, sizes: dict, kind: str, rng: np.random.Generator) -> dict:
         """Values for ``variables`` (and every one-hot model) under the distribution ``kind``."""
-        variables = set(variables) | set(self.onehot_vars.values()) | {var for var, _ in self.onehot_vars}
+        variables = set(variables) | set(self.onehot_vars.values()) | {var for var, _ in self.onehot_vars} \
+            | set(self.model_vars)
         out = {}
         for v in sorted((v for v in variables if isinstance(v, Var)), key=lambda v: (v.name, v.skey)):
             shp = concrete_shape(v.shape, sizes)
@@ -248,7 +252,31 @@ class Domain:
                                         self.all_thresholds(v)).astype(np.float64)
             else:
                 out[v] = apply_facts(real_values(shp, kind, rng, self.all_thresholds(v)), v.facts)
+        self._derive(out, sizes, rng)
         return self._onehots(out, sizes)
+
+    def _derive(self, values: dict, sizes: dict, rng):
+        """Reparametrized arguments from their fresh variables; masks with a true entry
+        along each assumed axis (``assume``)."""
+        if self.derived:
+            from .evaluate import evaluate
+            for var, term in self.derived.items():
+                values[var] = np.asarray(evaluate(term, sizes, values), dtype=np.float64)
+        for var, axes in self.any_axes.items():
+            if var not in values:
+                continue
+            m = np.array(values[var], dtype=np.float64)
+            for ax in axes:
+                moved = np.moveaxis(m, ax, -1)
+                if moved.shape[-1] == 0:
+                    continue
+                dead = ~np.any(moved > 0, axis=-1)
+                if np.any(dead):
+                    pick = rng.integers(0, moved.shape[-1], dead.shape)
+                    rows = np.nonzero(dead)
+                    moved[rows + (pick[rows],)] = np.abs(moved[rows + (pick[rows],)]) + 0.5
+                m = np.moveaxis(moved, -1, ax)
+            values[var] = m
 
     def fix(self, values: dict, sizes: dict, rng: np.random.Generator, kind: str = "N(0,1)") -> dict:
         """Make ``values`` (Var -> float64 array) respect the argument kinds, in place."""
@@ -257,6 +285,7 @@ class Domain:
                 shape = concrete_shape(var.shape, sizes)
                 values[var] = integer_values(shape, kind, rng, sizes, self.int_high(var, sizes),
                                              self.all_thresholds(var)).astype(np.float64)
+        self._derive(values, sizes, rng)
         return self._onehots(values, sizes)
 
     def _onehots(self, values: dict, sizes: dict) -> dict:

@@ -23,6 +23,7 @@ from verigrad.frontends.jaxpr import (Importer, JaxprImportError, Tensor, argume
                                       kind_of, shape_polys, symbolic_structs, trace)
 from verigrad.kernel import Lamda, Num, Term, Var, vjp_statement
 from verigrad.kernel import IndexVar
+from verigrad.kernel import terms as T
 from .inputs import Domain
 
 
@@ -47,14 +48,24 @@ class Obligations:
     structs: list = field(default_factory=list)
     out_tree: object = None
     returned: list = field(default_factory=list)   # [(argument, Tensor)]: what bwd returned, in order
+    stopped: list = field(default_factory=list)    # [(Var, Term)]: stop_gradient variables and their values
+    primal_raw: list = field(default_factory=list)  # f's output terms with the stop_gradient variables free
+    outputs: list | None = None                    # the outputs claimed about (None: all)
+    statics: dict = field(default_factory=dict)    # arguments held at a Python value
 
     def var(self, name: str) -> Var:
         return next(v for s, v in self.args if s.name == name)
 
+    def selected(self) -> list:
+        """The positions of the outputs the claims are about."""
+        return list(range(len(self.primal))) if self.outputs is None else list(self.outputs)
+
     def expected(self, name: str) -> Term:
-        """``sum_j J_{f_j}^T dy_j`` for argument ``name``."""
+        """``sum_j J_{f_j}^T dy_j`` for argument ``name`` (over the selected outputs; with
+        the stop_gradient variables free, held fixed by the derivative)."""
         x = self.var(name)
-        parts = [vjp_statement(f.term(), x, dy) for f, dy in zip(self.primal, self.cots)]
+        raw = self.primal_raw or [f.term() for f in self.primal]
+        parts = [vjp_statement(raw[j], x, self.cots[j]) for j in self.selected()]
         out = parts[0]
         for p in parts[1:]:
             out = out + p
@@ -102,33 +113,50 @@ def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: x is None)
 
 
+@dataclass
+class Settings:
+    """How a claim is read: ``outputs`` (positions claimed about; None: all), ``wrt``
+    (arguments claimed about; None: every real one), ``minimum`` (lower bounds of size
+    symbols), ``stop_gradient`` ('jax': derivative zero, as JAX differentiates;
+    'identity': the value passes, the mathematical reading), ``defaults`` (parameters
+    with a default and no shape are held at it)."""
+    outputs: list | None = None
+    wrt: list | None = None
+    minimum: dict = field(default_factory=dict)
+    stop_gradient: str = "identity"
+    defaults: dict = field(default_factory=dict)
+
+
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
-          structs=None):
+          structs=None, settings: Settings | None = None):
     """Trace and import. ``fwd_fn(*args) -> (out, res)`` (or None), ``bwd_fn(args, res, ct)``
     returns the cotangent of each argument not in ``nondiff`` (``None`` allowed).
     ``structs`` (optional, one ``jax.ShapeDtypeStruct`` per traced argument) are used
     instead of parsing the specs' dimensions: a function built at symbolic sizes must be
     traced in the symbolic scope it was built in."""
     with import_session():
-        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs)
+        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs,
+                      settings or Settings())
 
 
-def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, given_structs=None):
+def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, given_structs, settings):
     import jax
     statics = dict(statics or {})
+    for p, v in settings.defaults.items():     # a parameter with a default and no shape: held at it
+        if p not in specs and p not in statics:
+            statics[p] = v
     missing = [p for p in param_names if p not in specs and p not in statics]
     extra = [k for k in list(specs) + list(statics) if k not in param_names]
-    if missing or extra:
+    both = [k for k in specs if k in statics]
+    if missing or extra or both:
         raise BadInput(f"{name} takes ({', '.join(param_names)}); "
-                       + (f"no shape given for {', '.join(missing)}" if missing else "")
-                       + ("; " if missing and extra else "")
-                       + (f"no argument named {', '.join(extra)}" if extra else ""))
-    for k in statics:
-        if param_names.index(k) not in nondiff:
-            raise BadInput(f"argument {k} is given a value, not a shape: only nondiff_argnums may be static")
+                       + "; ".join(x for x in (
+                           f"no shape given for {', '.join(missing)}" if missing else "",
+                           f"no argument named {', '.join(extra)}" if extra else "",
+                           f"{', '.join(both)} given both a shape and a value" if both else "") if x))
     traced = [p for p in param_names if p in specs]
     arg_specs = [specs[p] for p in traced]
-    structs = list(given_structs) if given_structs is not None else symbolic_structs(arg_specs)
+    structs = list(given_structs) if given_structs is not None else symbolic_structs(arg_specs, settings.minimum)
 
     def full(arrays):
         it = iter(arrays)
@@ -137,19 +165,37 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     # f, traced alone.
     closed_f, out_shape = trace(lambda *a: primal_fn(*full(a)), structs, where=f"{name} (the primal function)")
     out_leaves, out_tree = jax.tree_util.tree_flatten(out_shape)
+    outputs = settings.outputs
+    if outputs is not None:
+        for k in outputs:
+            if not 0 <= k < len(out_leaves):
+                raise BadInput(f"--output {k}: {name} has {len(out_leaves)} output{'s' * (len(out_leaves) != 1)} "
+                               f"(0 to {len(out_leaves) - 1})")
+        outputs = sorted(set(outputs))
     for k, leaf in enumerate(out_leaves):
-        if kind_of(leaf.dtype) != "real":
-            raise BadInput(f"output {k} of {name} has dtype {leaf.dtype}: only real outputs have cotangents")
+        if kind_of(leaf.dtype) != "real" and (outputs is None or k in outputs):
+            raise BadInput(f"output {k} of {name} has dtype {leaf.dtype}: only real outputs have cotangents"
+                           + ("" if outputs is not None else "; claim about the others with --output"))
     # the variables
     taken = set(param_names)
     variables = [argument_var(s, st) for s, st in zip(arg_specs, structs)]
     cot_names = ["dy"] if len(out_leaves) == 1 else [f"dy{k}" for k in range(len(out_leaves))]
     cots = [Var(_unique(n, taken), shape_polys(leaf.shape)) for n, leaf in zip(cot_names, out_leaves)]
-    ct_structs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in out_leaves]
+    ct_structs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype if kind_of(leaf.dtype) == "real"
+                                       else jax.dtypes.float0) for leaf in out_leaves]
 
     importer = Importer()
     arg_tensors = [argument_tensor(s, v, importer) for s, v in zip(arg_specs, variables)]
+    # f is the differentiated function: stop_gradient as the settings read it
+    importer.stop_mode = settings.stop_gradient
     primal = importer.run(closed_f, arg_tensors)
+    importer.stop_mode = "identity"
+    stopped = []
+    for var, value in importer.stopped:     # values in the arguments only (earlier ones substituted)
+        stopped.append((var, T.subst(value.term(), dict(stopped)) if stopped else value.term()))
+    primal_raw = [t.term() if kind_of(leaf.dtype) == "real" else None for t, leaf in zip(primal, out_leaves)]
+    if stopped:
+        primal = [Tensor.of(T.subst(t, dict(stopped))) if t is not None else p for t, p in zip(primal_raw, primal)]
 
     # fwd and bwd, traced as one function (residuals become intermediate values).
     diff_names = [p for i, p in enumerate(param_names) if i not in nondiff]
@@ -193,25 +239,57 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
         s = specs[p]
         if s.kind != "real":
             continue  # integer / boolean: no cotangent is claimed
+        if settings.wrt is not None and p not in settings.wrt:
+            continue
         x = variables[traced.index(p)]
         if g is not None and g.shape != x.shape:
             raise BadInput(f"the backward of {name} returns a cotangent of shape "
                            f"({', '.join(map(str, g.shape))}) for {p} of shape ({', '.join(map(str, x.shape))})")
         cotangents[p] = g
         diff.append(p)
-    for t in list(primal) + list(fwd_out or []) + [g for g in cotangents.values() if g is not None]:
+    if settings.wrt is not None:
+        real = [p for p in traced if specs[p].kind == "real"]
+        if bad := [p for p in settings.wrt if p not in real]:
+            raise BadInput(f"--wrt {bad[0]}: not a real argument of {name} with a shape "
+                           f"(its real arguments: {', '.join(real) or 'none'})")
+    sel = list(range(len(out_leaves))) if outputs is None else outputs
+    for k in sel:
+        primal[k].term()
+        if fwd_out is not None:
+            fwd_out[k].term()
+    for t in [g for g in cotangents.values() if g is not None]:
         t.term()  # build every term now: the models of integer arguments are made on the way
     dtypes = {v: ("bool" if s.dtype == "bool" else s.dtype if s.kind == "int" else "float64")
               for s, v in zip(arg_specs, variables)}
     ob = Obligations(name, list(zip(arg_specs, variables)), diff, cots, primal, fwd_out, cotangents,
                      Domain.of(importer, kinds, dtypes), list(importer.assumptions))
+    ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
+    ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
     ob.primal_fn = lambda *a: primal_fn(*full(a))
     ob.combined_fn = combined
     ob.structs, ob.out_tree, ob.returned = structs, out_tree, returned
     return ob
 
 
-def from_custom_vjp(fn, specs: dict, statics=None, name=None) -> Obligations:
+def parameter_defaults(fn) -> dict:
+    """The positional parameters of ``fn`` that have a default value, with it."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty}
+
+
+def _with_defaults(settings, fn):
+    settings = settings or Settings()
+    if not settings.defaults:
+        settings = Settings(settings.outputs, settings.wrt, settings.minimum, settings.stop_gradient,
+                            parameter_defaults(fn))
+    return settings
+
+
+def from_custom_vjp(fn, specs: dict, statics=None, name=None, settings: Settings | None = None) -> Obligations:
     if not is_custom_vjp(fn):
         raise BadInput(f"{name or getattr(fn, '__name__', fn)!s} is not a jax.custom_vjp function")
     if getattr(fn, "fwd", None) is None or getattr(fn, "bwd", None) is None:
@@ -222,15 +300,48 @@ def from_custom_vjp(fn, specs: dict, statics=None, name=None) -> Obligations:
 
     def bwd(args, res, ct):
         return fn.bwd(*[args[i] for i in nondiff], res, ct)
-    return build(name, fn.fun, fn.fwd, bwd, params, specs, nondiff, statics)
+    return build(name, fn.fun, fn.fwd, bwd, params, specs, nondiff, statics, settings=_with_defaults(settings, fn.fun))
 
 
-def from_pair(forward, backward, specs: dict, name=None) -> Obligations:
+def custom_gradient_function(fn):
+    """The user's ``f(*args) -> (out, vjp)`` of a ``jax.custom_gradient`` function, or None."""
+    if not is_custom_vjp(fn):
+        return None
+    inner = fn.fun
+    code = getattr(inner, "__code__", None)
+    if getattr(inner, "__qualname__", "") != "custom_gradient.<locals>.wrapped_fun" or code is None:
+        return None
+    cells = dict(zip(code.co_freevars, inner.__closure__ or ()))
+    cell = cells.get("fun")
+    return cell.cell_contents if cell is not None else None
+
+
+def from_custom_gradient(fn, specs: dict, statics=None, name=None, settings: Settings | None = None) -> Obligations:
+    """A ``jax.custom_gradient`` function (the user wrote ``f(*args) -> (out, vjp)``): its
+    primal is the first result, its backward ``vjp(ct)``, one cotangent per argument."""
+    inner = custom_gradient_function(fn)
+    if inner is None:
+        raise BadInput(f"{name or getattr(fn, '__name__', fn)!s} is not a jax.custom_gradient function")
+    name = name or getattr(inner, "__name__", "f")
+    params = positional_parameters(inner)
+
+    def primal(*args):
+        return inner(*args)[0]
+
+    def fwd(*args):
+        return inner(*args)
+
+    def bwd(args, vjp, ct):
+        g = vjp(ct)
+        return tuple(g) if isinstance(g, (tuple, list)) else (g,)
+    return build(name, primal, fwd, bwd, params, specs, (), statics, settings=_with_defaults(settings, inner))
+
+
+def from_pair(forward, backward, specs: dict, name=None, settings: Settings | None = None) -> Obligations:
     """``backward(*primals, dy)`` returns one cotangent per primal."""
     name = name or getattr(forward, "__name__", "forward")
     params = positional_parameters(forward)
 
     def bwd(args, res, ct):
         return backward(*args, ct)
-    return build(name, forward, None, bwd, params, specs)
-
+    return build(name, forward, None, bwd, params, specs, settings=_with_defaults(settings, forward))

@@ -138,7 +138,115 @@ def _structs(ob, cots):
 
 
 def _variables(ob) -> list:
-    return [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values())
+    return [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values()) \
+        + list(getattr(ob.domain, "model_vars", []))
+
+
+# -- the code as the claim reads it: narrowing float casts widened ----------------------------
+#
+# A narrowing cast (``x.astype(jnp.float32)``, a float32 ``preferred_element_type``,
+# ``reduce_precision``) is read by the importer as the identity, under an assumption the
+# certificate states: the claim is about exact reals. The JAX run that checks the import
+# must compute the same function, so it runs the traced code with every float type
+# widened to float64 (the rest of the program unchanged, primitive by primitive); XLA's
+# float32 rounding then cannot be mistaken for an importer bug (nor hide one).
+
+_CALLS = ("pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "remat2", "checkpoint")
+
+
+def _narrow(dt) -> bool:
+    try:
+        d = np.dtype(dt)
+    except TypeError:
+        return False
+    return d.kind == "f" and d.itemsize < 8 or str(d) == "bfloat16"
+
+
+def _widen_value(x):
+    import jax.numpy as jnp
+    dt = getattr(x, "dtype", None)
+    if dt is not None and _narrow(dt):
+        return jnp.asarray(x, dtype=jnp.float64)
+    return x
+
+
+def _widen_params(params: dict) -> dict:
+    import jax.numpy as jnp
+    out = {}
+    for k, v in params.items():
+        if v is not None and not isinstance(v, (str, bool, int, tuple, list)) and _narrow(v) \
+                and k in ("dtype", "new_dtype", "preferred_element_type", "out_dtype", "accumulation_type"):
+            v = jnp.dtype(jnp.float64)
+        out[k] = v
+    return out
+
+
+def _eval_widened(jaxpr, consts, args):
+    from jax.extend.core import Literal
+    env = {}
+
+    def read(v):
+        if isinstance(v, Literal):
+            return _widen_value(v.val)
+        return env[v]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = _widen_value(c)
+    for v, a in zip(jaxpr.invars, args):
+        env[v] = _widen_value(a)
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        name = eqn.primitive.name
+        params = eqn.params
+        if name == "convert_element_type" and _narrow(params["new_dtype"]):
+            x = ins[0]
+            if np.dtype(getattr(x, "dtype", np.float64)).kind == "f" or _narrow(getattr(x, "dtype", np.float64)):
+                outs = [_widen_value(x)]          # a float to a narrower float: kept in float64
+            else:                                 # an integer or boolean to a float: to float64
+                outs = [eqn.primitive.bind(x, **{**params, "new_dtype": np.dtype(np.float64)})]
+        elif name == "reduce_precision":
+            outs = [ins[0]]
+        elif name in _CALLS:
+            body = params.get("jaxpr") or params.get("call_jaxpr") or params.get("fun_jaxpr")
+            inner = getattr(body, "jaxpr", body)
+            outs = _eval_widened(inner, getattr(body, "consts", ()), ins)
+        else:
+            outs = eqn.primitive.bind(*ins, **_widen_params(params))
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+        for v, o in zip(eqn.outvars, outs):
+            env[v] = o
+    return [read(v) for v in jaxpr.outvars]
+
+
+def widened(fn):
+    """``fn`` computed with every narrower float type widened to float64."""
+    import jax
+
+    def run(*args):
+        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+        outs = _eval_widened(closed.jaxpr, closed.consts, args)
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs)
+    run.__name__ = getattr(fn, "__name__", "widened")
+    return run
+
+
+def narrows(ob) -> bool:
+    """Whether the import read a narrowing float cast as the identity (an assumption)."""
+    return any(a.startswith("computes ") for a in getattr(ob, "assumptions", ()))
+
+
+def functions(ob, sizes=None):
+    """``(primal, combined)`` as the claims read them (widened where the code narrows)."""
+    at_sizes = getattr(ob, "at_sizes", None)
+    primal_fn, combined_fn = at_sizes(sizes) if (at_sizes and sizes is not None) else (ob.primal_fn, ob.combined_fn)
+    if narrows(ob):
+        cache = ob.__dict__.setdefault("_widened", {})
+        key = (primal_fn, combined_fn)
+        if key not in cache:
+            cache[key] = (widened(primal_fn), widened(combined_fn))
+        return cache[key]
+    return primal_fn, combined_fn
 
 
 def inputs(ob, sizes, rng, kind: str = "N(0,1)"):
@@ -219,7 +327,7 @@ def _per_size_functions(ob, plan):
             exported = jax.export.export(jax.jit(lambda *a: (ob.primal_fn(*a[:k]), ob.combined_fn(*a))))(*structs)
         return [("export", exported) for _ in plan]
     for sizes in plan:
-        fns.append(("pair", at_sizes(sizes) if at_sizes else (ob.primal_fn, ob.combined_fn)))
+        fns.append(("pair", functions(ob, sizes)))
     return fns
 
 
@@ -409,19 +517,40 @@ def confirm(ob, argument: str, index: tuple, values: dict, sizes: dict) -> tuple
     """Run JAX at a counterexample: ``(expected, got, confirmed)`` for the cotangent of
     ``argument`` at ``index`` (``argument`` may be 'forward output k')."""
     args = [ob.domain.jax_value(v, values[v]) for _, v in ob.args]
-    cots = [np.asarray(values[c]) for c in ob.cots]
-    jax_c = _jax_call(ob.combined_fn, args + cots)
+    sel = ob.selected() if hasattr(ob, "selected") else range(len(ob.cots))
+    cots = [np.asarray(values[c]) if j in sel else np.zeros_like(np.asarray(values[c]))
+            for j, c in enumerate(ob.cots)]
+    primal_fn, combined_fn = functions(ob)
+    jax_c = _jax_call(combined_fn, args + cots)
     n_out = len(ob.fwd_out) if ob.fwd_out is not None else 0
     if argument.startswith("forward output "):
         k = int(argument.split()[-1])
-        want = _jax_call(ob.primal_fn, args)[k]
+        want = _jax_call(primal_fn, args)[k]
         got, exp = float(jax_c[k][index]), float(want[index])
         return exp, got, _differs(exp, got)
     returned = [p for p, _ in ob.returned]
     got = float(np.asarray(jax_c[n_out + returned.index(argument)])[index]) if argument in returned else 0.0
     pos = [s.name for s, _ in ob.args].index(argument)
-    exp, reliable = _fd_vjp(ob, args, cots, pos, index)
+    if getattr(ob, "stopped", None):
+        # stop_gradient read as JAX reads it: the reference is JAX's own derivative
+        exp = _jax_vjp(primal_fn, args, cots, pos, index)
+        return exp, got, bool(np.isfinite(exp)) and _differs(exp, got)
+    exp, reliable = _fd_vjp(ob, args, cots, pos, index, primal_fn)
     return exp, got, reliable and _differs(exp, got)
+
+
+def _jax_vjp(primal_fn, args, cots, pos, index) -> float:
+    """``sum_j <dy_j, d f_j / d x[index]>`` by ``jax.vjp`` of the primal (stop_gradient
+    has derivative zero there, as in the claim)."""
+    import jax
+    with jax.enable_x64(True):
+        def f(x):
+            return primal_fn(*[x if k == pos else a for k, a in enumerate(args)])
+        out, pull = jax.vjp(f, np.asarray(args[pos], dtype=np.float64))
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        ct = jax.tree_util.tree_unflatten(tree, [np.asarray(c, dtype=np.asarray(o).dtype) for c, o in zip(cots, leaves)])
+        (g,) = pull(ct)
+    return float(np.asarray(g)[index])
 
 
 def _differs(a: float, b: float) -> bool:
@@ -429,15 +558,17 @@ def _differs(a: float, b: float) -> bool:
     return abs(a - b) / scale > REFUTE_TOL
 
 
-def _fd_vjp(ob, args, cots, pos, index):
+def _fd_vjp(ob, args, cots, pos, index, primal_fn=None):
     """``sum_j <dy_j, d f_j / d x[index]>`` by fourth-order central differences of the
     primal run by JAX, with a step-halving check of its accuracy."""
+    primal_fn = primal_fn or ob.primal_fn
+
     def directional(h):
         vals = []
         for t in (2 * h, h, -h, -2 * h):
             moved = [np.array(a, copy=True) for a in args]
             moved[pos][index] += t
-            outs = _jax_call(ob.primal_fn, moved)
+            outs = _jax_call(primal_fn, moved)
             vals.append(sum(float(np.sum(dy * o)) for dy, o in zip(cots, outs)))
         return (-vals[0] + 8 * vals[1] - 8 * vals[2] + vals[3]) / (12 * h)
     x = float(np.asarray(args[pos])[index])

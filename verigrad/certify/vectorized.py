@@ -162,7 +162,15 @@ class Vectorized:
             if t.fn == "log":
                 a = np.abs(x)
                 return np.where(a == 0, 0.0, np.log(np.where(a == 0, 1.0, a)))
-            return np.tanh(x) if t.fn == "tanh" else _erf(x)
+            if t.fn == "sin":
+                return np.sin(x)
+            if t.fn == "cos":
+                return np.cos(x)
+            if t.fn == "tanh":
+                return np.tanh(x)
+            if t.fn == "erf":
+                return _erf(x)
+            raise ValueError(f"cannot evaluate the function {t.fn}")
         if isinstance(t, (T.Sum, T.ReduceMax)):
             n = self.size(t.idx.size)
             axis = np.arange(n).reshape((1,) * ndim + (n,))

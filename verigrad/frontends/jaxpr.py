@@ -61,11 +61,14 @@ def bound_index(size, hint: str = "j") -> IndexVar:
 
 class JaxprImportError(Exception):
     """A function the importer cannot translate; the message names the primitive or the
-    dimension and the source line (``located`` once it does)."""
+    dimension and the source line (``located`` once it does). ``bad_input``: the user's
+    code or shapes are at fault (it does not trace, a dimension cannot be read), not a
+    limit of the importer."""
 
-    def __init__(self, message: str, located: bool = False):
+    def __init__(self, message: str, located: bool = False, bad_input: bool = False):
         super().__init__(message)
         self.located = located
+        self.bad_input = bad_input
 
 
 # -- sizes --------------------------------------------------------------------------
@@ -83,7 +86,7 @@ def dim_poly(d) -> Poly:
         p = Poly.const(int(coeff))
         for factor, power in term._factors:
             if factor.var is not None:
-                base = Poly.sym(SizeSym(factor.var, 1))
+                base = Poly.sym(SizeSym(factor.var, _lower_bound(d, factor.var)))
             elif factor.operation in ("floordiv", "mod"):
                 a, m = (dim_poly(x) for x in factor.operands)
                 try:
@@ -97,6 +100,15 @@ def dim_poly(d) -> Poly:
                 p = p * base
         total = total + p
     return total
+
+
+_SCOPE_LOWER: dict = {}     # id(symbolic scope) -> (scope, {symbol: lower bound})
+
+
+def _lower_bound(d, name: str) -> int:
+    """The lower bound of the size symbol ``name`` in ``d``'s symbolic scope (``--min``)."""
+    entry = _SCOPE_LOWER.get(id(getattr(d, "scope", None)))
+    return entry[1].get(name, 1) if entry is not None and entry[0] is getattr(d, "scope", None) else 1
 
 
 def shape_polys(shape) -> tuple:
@@ -242,11 +254,18 @@ def where_of(eqn) -> str:
 class Importer:
     """Interprets jaxprs into ``Tensor``s. ``assumptions`` collects what the modelling of
     integer arguments assumes (e.g. labels inside the one-hot range); ``int_ranges`` the
-    ranges it needs, per integer variable (for sampling inputs that satisfy them)."""
+    ranges it needs, per integer variable (for sampling inputs that satisfy them).
+
+    ``stop_mode`` says what ``stop_gradient`` means: 'identity' (the value passes
+    unchanged) or 'jax' (JAX's meaning for a function that is differentiated: the value
+    is a fresh variable, held fixed by the derivative, recorded in ``stopped`` with the
+    tensor it stands for, to be substituted after differentiating)."""
     int_vars: set = field(default_factory=set)
     assumptions: list = field(default_factory=list)
     int_ranges: dict = field(default_factory=dict)
     onehot_vars: dict = field(default_factory=dict)
+    stop_mode: str = "identity"
+    stopped: list = field(default_factory=list)
 
     def run(self, closed, args: list) -> list:
         from jax.extend.core import Literal
@@ -351,12 +370,25 @@ class ArgSpec:
         return s + (f":{self.dtype}" if self.dtype != "float" else "")
 
 
-def symbolic_structs(specs):
-    """``jax.ShapeDtypeStruct``s for the specs, all dimensions in one symbolic scope."""
+def symbolic_structs(specs, minimum: dict | None = None):
+    """``jax.ShapeDtypeStruct``s for the specs, all dimensions in one symbolic scope;
+    ``minimum`` maps a size symbol to its lower bound (default 1), which JAX and the
+    kernel then both know (``--min k=2``)."""
     import jax
     import jax.numpy as jnp
     from jax import export
-    scope = export.SymbolicScope()
+    minimum = {k: int(v) for k, v in (minimum or {}).items() if int(v) > 1}
+    used = {tok for s in specs for d in s.dims for tok in __import__("re").findall(r"[A-Za-z_][A-Za-z_0-9]*", d)}
+    if bad := sorted(set(minimum) - used):
+        raise JaxprImportError(f"--min {bad[0]}=...: {bad[0]} is not a size of any argument", bad_input=True)
+    try:
+        scope = export.SymbolicScope([f"{k} >= {v}" for k, v in sorted(minimum.items())])
+    except Exception as e:  # noqa: BLE001 - JAX's parser reports in its own words
+        raise JaxprImportError(f"cannot read the lower bounds {minimum}: {str(e).splitlines()[0]}",
+                               bad_input=True) from None
+    if len(_SCOPE_LOWER) > 64:
+        _SCOPE_LOWER.pop(next(iter(_SCOPE_LOWER)))
+    _SCOPE_LOWER[id(scope)] = (scope, minimum)
     out = []
     for s in specs:
         if s.dims:
@@ -364,7 +396,7 @@ def symbolic_structs(specs):
                 shape = export.symbolic_shape(",".join(s.dims), scope=scope)
             except Exception as e:  # noqa: BLE001 - JAX's parser reports in its own words
                 raise JaxprImportError(f"argument {s.name}: cannot read the dimensions "
-                                       f"{','.join(s.dims)!r}: {str(e).splitlines()[0]}") from None
+                                       f"{','.join(s.dims)!r}: {str(e).splitlines()[0]}", bad_input=True) from None
         else:
             shape = ()
         dtype = jnp.float64 if s.dtype == "float" else jnp.dtype(s.dtype)
@@ -684,8 +716,9 @@ def trace(fn, structs, *, where: str = "the function"):
             if "_DimExpr" in str(e) or "symbolic dimension" in str(e):
                 hint = (" (a size is symbolic here: NumPy cannot make arrays of it; use jnp, and return "
                         "None as the cotangent of an integer argument)")
-            raise JaxprImportError(f"tracing {where} at symbolic sizes failed: "
-                                   f"{type(e).__name__}: {msg[0] if msg else ''}{hint}") from None
+            raise JaxprImportError(f"tracing {where} at symbolic sizes failed: "     # the user's code does
+                                   f"{type(e).__name__}: {msg[0] if msg else ''}{hint}",  # not run at these shapes
+                                   bad_input=True) from None
     if watch.found:   # the user's code caught the error and went on: the branch stands
         raise watch.found[0]
     traced = _session.get("traced")

@@ -322,6 +322,8 @@ _REAL = {
     "log1p": real_op(lambda a: S.fn("log", S.add(Num(1), a)), partial=_unless(("pos", "nonneg"), INF),
                      domain=lambda hows, a: _gt0(hows, S.add(Num(1), a)), sign=_keep_sign),
     "tanh": real_op(lambda a: S.fn("tanh", a), accept=NAN, sign=_keep_sign),
+    "sin": real_op(lambda a: S.fn("sin", a), accept=NAN),
+    "cos": real_op(lambda a: S.fn("cos", a), accept=NAN),
     "erf": real_op(lambda a: S.fn("erf", a), accept=NAN, sign=_keep_sign),
     "erfc": real_op(lambda a: S.sub(Num(1), S.fn("erf", a)), accept=NAN, sign=_pos),
     "logistic": real_op(S.logistic, accept=NAN, sign=_pos),
@@ -413,7 +415,8 @@ def _by_kind(name, real=None, integer=None, boolean=None):
 
 for _name in ("add", "add_any", "sub", "mul", "neg", "square", "abs", "sign"):
     RULES[_name] = _by_kind(_name, _REAL[_name], _INT[_name])
-for _name in ("exp", "exp2", "expm1", "log", "log1p", "tanh", "erf", "erfc", "logistic", "sqrt", "rsqrt"):
+for _name in ("exp", "exp2", "expm1", "log", "log1p", "tanh", "sin", "cos", "erf", "erfc", "logistic", "sqrt",
+              "rsqrt"):
     RULES[_name] = _by_kind(_name, _REAL[_name])
 
 
@@ -869,11 +872,36 @@ def _reduce_precision(ctx, eqn, x):
     return x
 
 
-@rule("stop_gradient", "copy", "sharding_constraint", "optimization_barrier")
+@rule("copy", "sharding_constraint", "optimization_barrier")
 def _identity(ctx, eqn, *ins):
-    """The value passes unchanged. ``stop_gradient`` too: the claim is about the function
-    the primal computes, whatever JAX's autodiff would make of it."""
+    """The value passes unchanged."""
     return list(ins)
+
+
+@rule("stop_gradient")
+def _stop_gradient(ctx, eqn, x):
+    """The value passes unchanged (``stop_mode`` 'identity', and always for integers and
+    booleans). With ``stop_mode`` 'jax' (the differentiated function of a custom VJP),
+    JAX's meaning: the derivative of ``stop_gradient(t)`` is zero, so the value is a fresh
+    variable ``sgK`` that the derivative holds fixed, recorded in ``ctx.stopped`` with
+    ``t``; the claim substitutes ``t`` for it after differentiating (a kernel ``At``)."""
+    if getattr(ctx, "stop_mode", "identity") != "jax" or x.kind != "real" or x.const is not None:
+        return x
+    f = facts(ctx, x)
+    if f.risk != FINITE:
+        raise JaxprImportError(f"stop_gradient of a value that may be {_RISK[f.risk]} (from {f.origin}) is not "
+                               "supported with JAX's reading (its fresh variable is a finite real)")
+    from verigrad.kernel.normal import Normalizer
+    term = x.term()
+    if not any(isinstance(a, Var) for a in term.atoms):
+        return x      # a constant: nothing to hold fixed
+    sign = Normalizer().sign(term)
+    fact = ("positive",) if sign == "pos" else ("nonneg",) if sign == "nonneg" else ()
+    var = Var(f"sg{len(ctx.stopped)}", x.shape, fact)
+    ctx.stopped.append((var, x))
+    out = Tensor.of(var)
+    out.where = _where(eqn)
+    return _note(ctx, out, Facts(FINITE, f.sign, False))
 
 
 @rule("is_finite")

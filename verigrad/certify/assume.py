@@ -1,0 +1,221 @@
+"""Preconditions (``--assume``): hypotheses a certificate states and rests on (untrusted
+parsing; what the kernel proves is exact for the reparametrized arguments).
+
+A real backward is often right only under an assumption on its inputs: targets that sum
+to one, a lower bound on a variance. Each assumption is modelled by an exact
+reparametrization of its argument where one exists: a term ``R(P)`` in fresh variables
+``P`` whose values, as ``P`` ranges over everything, are exactly the points satisfying
+the assumption. The kernel then proves the claim for every ``P``, which is the claim for
+every input satisfying the assumption, and nothing about the others:
+
+=================================  ==================================================
+``sum(t, a) == c``                 ``t[.., j, ..] = P[.., j, ..]`` for ``j < k - 1`` and
+                                   ``c - sum_{q < k-1} P[.., q, ..]`` at ``j = k - 1``
+                                   (``k`` the size of axis ``a``; as the one-hot model
+                                   of integer labels)
+``t >= c``, ``t > c``              ``t = c + P``, ``P`` non-negative (positive)
+``t <= c``, ``t < c``              ``t = c - P``, ``P`` non-negative (positive)
+``any(m, a)`` (a boolean mask)     no reparametrization: inputs are drawn with a true
+                                   entry along ``a``; the kernel's own side conditions
+                                   (a denominator ``!= 0``) state what it needs
+=================================  ==================================================
+
+``c`` is a number or an arithmetic expression of numbers and size symbols
+(``1/(4*m**2)``). A claim about the cotangent of a reparametrized argument is the
+derivative over the whole space, evaluated at ``t = R(P)`` (a kernel ``At``).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from verigrad.kernel import Delta, IntCond, IntVal, Lamda, Num, Sum, Var
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import Poly
+
+from .obligations import BadInput
+
+
+@dataclass
+class Assumption:
+    """One parsed assumption: its ``text``, the argument ``name``, the ``kind`` ('sum',
+    'bound' or 'any') and its parameters."""
+    text: str
+    name: str
+    kind: str
+    axis: int = -1
+    rel: str = ""
+    value: object = None          # an ast expression of numbers and size symbols
+    model: dict = field(default_factory=dict)   # filled by ``apply``: var, term, fresh
+
+
+def parse(text: str) -> Assumption:
+    """Read ``sum(t, -1) == 1``, ``t >= 1/(4*m**2)``, ``any(mask, -1)``."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise BadInput(f"--assume {text!r}: not an expression (examples: 'sum(targets, -1) == 1', "
+                       "'x >= 0.5', 'any(mask, -1)')") from None
+    if isinstance(tree, ast.Call) and _fname(tree.func) == "any":
+        name, axis = _reduction_args(tree, text)
+        return Assumption(text, name, "any", axis)
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
+        raise BadInput(f"--assume {text!r}: expected a comparison such as 'sum(targets, -1) == 1' or 'x >= 0', "
+                       "or 'any(mask, -1)'")
+    left, op, right = tree.left, tree.ops[0], tree.comparators[0]
+    rel = {ast.Eq: "==", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=", ast.Lt: "<"}.get(type(op))
+    if rel is None:
+        raise BadInput(f"--assume {text!r}: the relation must be ==, >=, >, <= or <")
+    if isinstance(left, ast.Call) and _fname(left.func) == "sum" or _is_method_sum(left):
+        if rel != "==":
+            raise BadInput(f"--assume {text!r}: a sum is assumed equal to a value ('== c')")
+        name, axis = _reduction_args(left, text)
+        return Assumption(text, name, "sum", axis, "==", _constant(right, text))
+    if isinstance(left, ast.Name) and rel != "==":
+        return Assumption(text, left.id, "bound", rel=rel, value=_constant(right, text))
+    if isinstance(right, ast.Name) and rel != "==":
+        flip = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}[rel]
+        return Assumption(text, right.id, "bound", rel=flip, value=_constant(left, text))
+    raise BadInput(f"--assume {text!r}: supported forms are 'sum(t, axis) == c', 't >= c' (or >, <=, <) "
+                   "and 'any(mask, axis)'")
+
+
+def _fname(f) -> str:
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return ""
+
+
+def _is_method_sum(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sum" \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id not in ("jnp", "np", "numpy", "jax")
+
+
+def _reduction_args(call, text):
+    args = list(call.args)
+    if isinstance(call.func, ast.Attribute) and _is_method_sum(call):
+        args = [call.func.value] + args
+    kw = {k.arg: k.value for k in call.keywords}
+    if not args or not isinstance(args[0], ast.Name):
+        raise BadInput(f"--assume {text!r}: the first argument must be an argument's name")
+    axis_node = args[1] if len(args) > 1 else kw.get("axis")
+    if axis_node is None:
+        axis = -1
+    else:
+        try:
+            axis = ast.literal_eval(axis_node)
+        except ValueError:
+            axis = None
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            raise BadInput(f"--assume {text!r}: the axis must be an integer")
+    return args[0].id, axis
+
+
+_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
+
+
+def _constant(node, text):
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load)) or isinstance(n, _OPS):
+            continue
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
+            continue
+        raise BadInput(f"--assume {text!r}: the value must be numbers and size symbols with + - * / **")
+    return node
+
+
+def _value_term(node, sizes: dict, text: str) -> T.Term:
+    """The kernel term of a constant expression (size symbols as integers)."""
+    from verigrad.frontends import jaxpr_scalar as S
+    if isinstance(node, ast.Constant):
+        return S.number(node.value) if isinstance(node.value, float) else Num(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in sizes:
+            raise BadInput(f"--assume {text!r}: {node.id} is not a size symbol of the shapes")
+        return IntVal(Poly.sym(sizes[node.id]))
+    if isinstance(node, ast.UnaryOp):
+        v = _value_term(node.operand, sizes, text)
+        return S.neg(v) if isinstance(node.op, ast.USub) else v
+    a, b = _value_term(node.left, sizes, text), _value_term(node.right, sizes, text)
+    if isinstance(node.op, ast.Add):
+        return S.add(a, b)
+    if isinstance(node.op, ast.Sub):
+        return S.sub(a, b)
+    if isinstance(node.op, ast.Mult):
+        return S.mul(a, b)
+    if isinstance(node.op, ast.Div):
+        return S.div(a, b)
+    e = S.num_value(b)
+    if e is None:
+        raise BadInput(f"--assume {text!r}: an exponent must be a number")
+    return S.power(a, Fraction(e))
+
+
+def apply(assumptions: list, ob) -> dict:
+    """Reparametrize ``ob``'s arguments: ``{Var t: (term R, [fresh Vars], text)}``; also
+    records every assumption on the domain (sampling) and in ``ob.hypotheses``."""
+    specs = {s.name: (s, v) for s, v in ob.args}
+    sizes = {}
+    for _, v in ob.args:
+        for s in v.sizes:
+            sizes[s.name] = s
+    out: dict = {}
+    hyps = []
+    for a in assumptions:
+        if a.name not in specs:
+            known = ", ".join(specs) or "none"
+            raise BadInput(f"--assume {a.text!r}: {a.name} is not an argument with a shape (arguments: {known})")
+        spec, var = specs[a.name]
+        if a.kind == "any":
+            if spec.kind != "bool":
+                raise BadInput(f"--assume {a.text!r}: any() is for boolean masks; {a.name} is {spec.dtype}")
+            axis = a.axis % len(var.shape) if var.shape else None
+            if axis is None:
+                raise BadInput(f"--assume {a.text!r}: {a.name} is a scalar")
+            ob.domain.any_axes.setdefault(var, []).append(axis)
+            hyps.append(f"assumes {a.text} (inputs drawn so; the kernel's side conditions state what it needs)")
+            continue
+        if spec.kind != "real":
+            raise BadInput(f"--assume {a.text!r}: {a.name} is {spec.dtype}; this form is for real arguments")
+        if var in out:
+            raise BadInput(f"--assume {a.text!r}: {a.name} already has an assumption (one per argument)")
+        c = _value_term(a.value, sizes, a.text)
+        if a.kind == "sum":
+            if not var.shape:
+                raise BadInput(f"--assume {a.text!r}: {a.name} is a scalar")
+            if not -len(var.shape) <= a.axis < len(var.shape):
+                raise BadInput(f"--assume {a.text!r}: {a.name} has no axis {a.axis}")
+            axis = a.axis % len(var.shape)
+            P = Var(f"{a.name}_free", var.shape)
+            R = _sum_model(P, axis, c)
+            how = (f"{a.name} = {P.name} with its last entry along axis {axis} replaced by {c} minus the others")
+        else:
+            strict = a.rel in (">", "<")
+            P = Var(f"{a.name}_excess", var.shape, ("positive",) if strict else ("nonneg",))
+            idx = [T.IndexVar(f"i{j}", s) for j, s in enumerate(var.shape)]
+            entry = P[tuple(Poly.sym(i) for i in idx)] if idx else P
+            body = (c + entry) if a.rel in (">", ">=") else (c - entry)
+            R = Lamda(idx, body) if idx else body
+            how = f"{a.name} = {c} {'+' if a.rel in ('>', '>=') else '-'} {P.name}, {P.name} {'> 0' if strict else '>= 0'}"
+        out[var] = (R, [P], a.text)
+        ob.domain.derived[var] = R
+        ob.domain.model_vars.append(P)
+        hyps.append(f"assumes {a.text} ({how})")
+    ob.hypotheses = hyps
+    return out
+
+
+def _sum_model(P: Var, axis: int, c: T.Term) -> T.Term:
+    idx = [T.IndexVar(f"i{j}", s) for j, s in enumerate(P.shape)]
+    k = P.shape[axis]
+    q = T.IndexVar("q", k)
+    at = [Poly.sym(i) for i in idx]
+    j = at[axis]
+    others = list(at)
+    others[axis] = Poly.sym(q)
+    rest = Sum(q, IntCond(Poly.sym(q), "<", k - 1) * P[tuple(others)])
+    body = IntCond(j, "<", k - 1) * P[tuple(at)] + Delta(j, k - 1) * (c - rest)
+    return Lamda(idx, body)

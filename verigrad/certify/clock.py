@@ -1,0 +1,170 @@
+"""Time limits for certify (untrusted; it can only turn a verdict into UNKNOWN).
+
+Two kinds of limit:
+
+* ``deadline(at, what)``: raise ``Timeout`` in the main thread at time ``at`` (a
+  ``time.perf_counter()`` value), by ``SIGALRM``. Deadlines nest: the alarm is set for the
+  earliest, and a ``Timeout`` names the deadline that passed, so a per-claim limit ends
+  its claim while the limit of the whole run ends the run. ``Timeout`` is a
+  ``BaseException``: the user's code (``except Exception:``) cannot swallow it.
+* ``Watchdog``: a thread that ends the process with ``os._exit`` when Python cannot act,
+  for the command line only: past the run's deadline plus a grace period (a C extension
+  that ignores signals, such as a long XLA compile), or a second after Ctrl-C that the
+  main thread has not acted on. Before exiting it prints what it was told to print
+  (the UNKNOWN report), so the command keeps its contract: the last line is one word.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+
+class Timeout(BaseException):
+    """A deadline passed; ``what`` names it ('the run', 'the claim')."""
+
+    def __init__(self, what: str = "the run", limit: float | None = None):
+        super().__init__(what)
+        self.what, self.limit = what, limit
+
+
+_stack: list = []       # [(at, what, limit, token)], the active deadlines of the main thread
+
+
+def _arm():
+    if not _stack:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+    at = min(d[0] for d in _stack)
+    signal.setitimer(signal.ITIMER_REAL, max(at - time.perf_counter(), 1e-4))
+
+
+def _fire(signum, frame):
+    now = time.perf_counter()
+    due = [d for d in _stack if d[0] <= now + 1e-3]
+    if not due:
+        _arm()
+        return
+    # the outermost deadline that passed wins: it ends more
+    at, what, limit, token = due[0]
+    # fire again soon in case this one is swallowed (an exception raised in a gc
+    # callback is printed and ignored); leaving the deadline's block disarms it
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    raise Timeout(what, limit)
+
+
+@contextmanager
+def deadline(at: float | None, what: str = "the run", limit: float | None = None):
+    """Raise ``Timeout(what)`` at ``at``, in the main thread (elsewhere: no limit; the
+    callers also check ``expired``)."""
+    if at is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if at - time.perf_counter() <= 0:
+        raise Timeout(what, limit)
+    token = object()
+    first = not _stack
+    old = signal.signal(signal.SIGALRM, _fire) if first else None
+    _stack.append((at, what, limit, token))
+    _arm()
+    try:
+        yield
+    finally:
+        _stack[:] = [d for d in _stack if d[3] is not token]
+        _arm()
+        if first:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def process_age() -> float:
+    """Seconds since this process started (0 where that cannot be read): a limit on the
+    command line counts from the launch, start-up included."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as f:
+            up = float(f.read().split()[0])
+        return max(0.0, up - start)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def expired(at: float | None) -> bool:
+    return at is not None and time.perf_counter() >= at
+
+
+class Watchdog:
+    """The command line's last resort (see the module docstring). ``final`` is a
+    callable returning the text to print before a forced exit."""
+
+    def __init__(self, at: float | None, grace: float = 2.5, final=None, code: int = 2):
+        self.at, self.grace, self.final, self.code = at, grace, final, code
+        self._stop = threading.Event()
+        self._interrupted = None
+        self._rfd = self._wfd = None
+        self._old_wakeup = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self._rfd, self._wfd = os.pipe()
+                os.set_blocking(self._wfd, False)
+                self._old_wakeup = signal.set_wakeup_fd(self._wfd, warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                self._rfd = self._wfd = None
+        threading.Thread(target=self._watch, name="verigrad-watchdog", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._wfd is not None:
+            try:
+                signal.set_wakeup_fd(self._old_wakeup if self._old_wakeup is not None else -1)
+            except (ValueError, OSError):
+                pass
+            for fd in (self._rfd, self._wfd):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        return False
+
+    def _watch(self):
+        import select
+        while not self._stop.is_set():
+            now = time.perf_counter()
+            if self.at is not None and now > self.at + self.grace:
+                self._exit(self.code, f"timed out: the limit of the run passed and the work in progress "
+                                      f"did not stop within {self.grace:g} s")
+            if self._interrupted is not None and now > self._interrupted + 1.0:
+                self._exit(130, "interrupted")
+            if self._rfd is not None:
+                try:
+                    ready, _, _ = select.select([self._rfd], [], [], 0.1)
+                except (OSError, ValueError):
+                    ready = []
+                if ready:
+                    try:
+                        data = os.read(self._rfd, 64)
+                    except OSError:
+                        data = b""
+                    if any(b == signal.SIGINT for b in data) and self._interrupted is None:
+                        self._interrupted = time.perf_counter()
+            else:
+                self._stop.wait(0.1)
+
+    def _exit(self, code: int, why: str):
+        if self._stop.is_set():
+            return
+        try:
+            text = self.final(code, why) if self.final else why
+            if text:
+                print(text, flush=True)
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
