@@ -515,7 +515,7 @@ class Model:
             raise NetworkError(f"network {self.name}: {_one_line(e)}") from None
         want = (batch, self.classes)
         if not (len(layer.y) == 2 and bool(layer.y[0] == batch) and layer.y[1] == self.classes):
-            raise NetworkError(f"network {self.name} ends in shape {shape_str(layer.y)}; the loss takes logits of shape "
+            raise NetworkError(f"network {self.name}: it ends in shape {shape_str(layer.y)}; the loss takes logits of shape "
                                f"{shape_str(want)}: end with Head() (or Flatten() and Dense({self.classes}))")
         self._check_inits(layer)
         return layer, sites, labels

@@ -488,7 +488,7 @@ def compile_for_check(text: str, names: list, path: str):
     if jax.default_backend() == "cpu":
         return B.compile(text, "xla", names, path)
     sig = B.signature(B.parse(text, path))
-    return B.XlaExecutable(text, sig, names, device=jax.devices("cpu")[0])
+    return B.XlaExecutable(text, sig, names, device=jax.local_devices(backend="cpu")[0])
 
 
 def check_scales(inputs: list, wide: float = 1.0) -> dict:

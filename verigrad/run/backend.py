@@ -105,7 +105,7 @@ class XlaExecutable(Executable):
         from jax.extend import backend as jb
 
         t0 = time.perf_counter()
-        client = jb.get_backend()
+        client = jb.get_backend(device.platform) if device is not None else jb.get_backend()   # the device's own
         self.device = device or client.local_devices()[0]
         options = jb.get_compile_options(num_replicas=1, num_partitions=1)
         try:
@@ -142,7 +142,7 @@ class JitExecutable(Executable):
 
         t0 = time.perf_counter()
         self._jax = jax
-        self.device = device or jax.devices()[0]
+        self.device = device or jax.local_devices()[0]
         outs = tuple((s.shape, s.np_dtype.name) for s in sig.outputs)
         self.fn = jax.jit(lambda *args: _embedded_p().bind(*args, text=str(text), outs=outs))
         structs = [jax.ShapeDtypeStruct(s.shape, s.np_dtype, sharding=jax.sharding.SingleDeviceSharding(self.device))
@@ -250,7 +250,7 @@ def compile(text, backend: str = "xla", names=None, path: str = "<text>", device
     key = (hashlib.sha256(src.encode()).hexdigest(), backend, tuple(names) if names is not None else None)
     if device is not None:
         import jax
-        if device != jax.devices()[0]:
+        if device != jax.local_devices()[0]:
             key += (str(device),)
     hit = _compiled.get(key)
     if hit is not None:

@@ -67,8 +67,9 @@ def check_x(x, where: str = "x") -> np.ndarray:
         for bad, what in ((np.isnan(a), "NaN"), (np.isinf(a), "infinite")):
             if bad.any():
                 idx = tuple(int(i) for i in np.argwhere(bad)[0])
-                raise DataError(f"{where} has {int(bad.sum())} {what} value(s), the first at {where}{list(idx)}")
-    f = a.astype(np.float32)
+                raise DataError(f"{where} has {int(bad.sum())} {what} value(s), the first at {_name(where)}{list(idx)}")
+    with np.errstate(over="ignore"):
+        f = a.astype(np.float32)
     if a.dtype.kind == "f" and np.isinf(f).any():
         idx = tuple(int(i) for i in np.argwhere(np.isinf(f))[0])
         raise DataError(f"{where}{list(idx)} = {a[idx]!r} overflows float32 (the train step's dtype)")
@@ -342,6 +343,11 @@ def from_python(obj, source: str = "data", hold_out: bool = False):
         return Stream(obj, source=source)
     raise DataError(f"{source} gives a {type(obj).__name__}; expected arrays (x, y), a dict with x and y, or an "
                     "iterable of (x, y) batches")
+
+
+def _name(where: str) -> str:
+    """The array's own name in a label ``"train.npz: x"`` -> ``x``."""
+    return where.rsplit(": ", 1)[-1]
 
 
 def _line(e) -> str:

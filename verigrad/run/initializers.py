@@ -6,7 +6,7 @@ dense weights, ``[kh, kw, cin, cout]`` kernels); a vector has fan-in 1.
 - ``lecun_normal``:   N(0, 1 / fan_in)
 - ``glorot_uniform``: U(-a, a), a = sqrt(6 / (fan_in + fan_out))
 - ``normal(s)``:      N(0, s^2); ``trunc_normal(s)``: the same, redrawn outside 2 s
-- ``zeros``, ``ones``
+- ``zeros``, ``ones``, ``constant(v)``
 """
 from __future__ import annotations
 
@@ -44,6 +44,11 @@ def initial_value(init: str, shape, rng: np.random.Generator, dtype=np.float32) 
     elif init == "glorot_uniform":
         a = sqrt(6.0 / (fan_in + fan_out))
         x = rng.uniform(-a, a, shape)
+    elif init.startswith("constant("):
+        m = re.fullmatch(r"constant\(([^)]*)\)", init)
+        if not m:
+            raise ValueError(f"unknown initialiser {init!r}")
+        x = np.full(shape, float(m.group(1)))
     else:
         m = re.fullmatch(r"(trunc_)?normal\(([^)]*)\)", init)
         if not m:

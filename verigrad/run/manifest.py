@@ -33,7 +33,8 @@ same name), ``loss`` (a scalar, the mean over the batch), ``logits`` (forward), 
 omitted; they are then read from the module.
 
 Parameter initialisers (``init``): ``zeros``, ``ones``, ``he_normal``,
-``lecun_normal``, ``glorot_uniform``, ``normal(STD)``, ``trunc_normal(STD)``; fan-in
+``lecun_normal``, ``glorot_uniform``, ``normal(STD)``, ``trunc_normal(STD)``,
+``constant(V)``; fan-in
 is the product of all axes but the last (``[in, out]`` dense, ``[kh, kw, cin, cout]``
 convolution kernels).
 """
@@ -49,7 +50,8 @@ INPUT_ROLES = ("param", "opt_state", "batch_x", "batch_y", "drop_mask", "lr", "b
                "bias_correction2")
 OUTPUT_ROLES = ("param", "opt_state", "loss", "logits", "metric")
 OPTIMIZERS = ("sgd", "momentum", "adamw")
-INITS = re.compile(r"^(zeros|ones|he_normal|lecun_normal|glorot_uniform|(trunc_)?normal\((\d+(\.\d*)?(e-?\d+)?)\))$")
+INITS = re.compile(r"^(zeros|ones|he_normal|lecun_normal|glorot_uniform|(trunc_)?normal\((\d+(\.\d*)?(e-?\d+)?)\)"
+                   r"|constant\(-?\d+(\.\d*)?(e-?\d+)?\))$")
 DTYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "i1")
 
 
@@ -297,7 +299,7 @@ def from_dict(obj: dict, directory: Path | None = None, src: str = "manifest.jso
         init = F.get(p, "init", w, "str")
         if not INITS.match(init):
             F.fail(f"{w}.init", f"unknown initialiser {init!r} (known: zeros, ones, he_normal, lecun_normal, "
-                   "glorot_uniform, normal(STD), trunc_normal(STD))")
+                   "glorot_uniform, normal(STD), trunc_normal(STD), constant(V))")
         params.append(ParamSpec(F.get(p, "name", w, "str"), F.get(p, "shape", w, "shape"), init,
                                 F.get(p, "decay", w, "bool", True)))
     certificates = F.get(obj, "certificates", "", "dict", {})
