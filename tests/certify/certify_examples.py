@@ -5,6 +5,7 @@ from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "certify"
 COMMAND = re.compile(r"verigrad certify (\S+)((?: --shape \S*)+)")
+FULL = re.compile(r"verigrad certify (\S+ .*)$", re.M)
 
 
 def command_line(path: Path):
@@ -20,3 +21,26 @@ def load(path: Path, name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
+
+
+def command_options(path: Path) -> dict:
+    """The options of the example's documented command line other than --shape, as
+    keywords of ``verigrad.certify`` (``assume``, ``stop_gradient``, ``output``, ...)."""
+    import shlex
+    from verigrad.certify.command import _group_parser, split_targets
+    m = FULL.search(path.read_text())
+    tokens = shlex.split(m.group(1))
+    (_, opts), = split_targets(tokens)
+    ns = vars(_group_parser().parse_args(opts))
+    out = {}
+    if ns.get("assume"):
+        out["assume"] = ns["assume"]
+    if ns.get("stop_gradient"):
+        out["stop_gradient"] = ns["stop_gradient"]
+    if ns.get("output"):
+        out["output"] = ns["output"]
+    if ns.get("wrt"):
+        out["wrt"] = ns["wrt"]
+    if ns.get("min"):
+        out["minimum"] = {k: int(v) for k, v in (x.split("=") for x in ns["min"])}
+    return out

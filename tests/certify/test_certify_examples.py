@@ -3,7 +3,7 @@ is REFUTED, with a counterexample that JAX itself confirms."""
 import pytest
 
 import verigrad
-from certify_examples import EXAMPLES, command_line, load
+from certify_examples import EXAMPLES, command_line, command_options, load
 
 # example -> (what the bug is, text replaced, replacement)
 MUTANTS = {
@@ -24,9 +24,16 @@ MUTANTS = {
     "multi_head_attention": ("dv with P instead of P^T", "dv = jnp.swapaxes(p, 1, 2) @ doh", "dv = p @ doh"),
     "drop_path_residual": ("the identity path of the residual dropped", "return dy + dz @ w.T", "return dz @ w.T"),
     "relu_mlp": ("the relu mask forgotten", "dz = dh * (z > 0)", "dz = dh"),
+    "causal_attention": ("the backward's mask lets a query see the next key",
+                         "keep = jnp.arange(n)[:, None] >= jnp.arange(n)[None, :]",
+                         "keep = jnp.arange(n)[:, None] + 1 >= jnp.arange(n)[None, :]"),
+    "soft_cross_entropy": ("dtargets with the wrong sign", "-g * logp", "g * logp"),
+    "straight_through": ("the quantizer's own derivative instead of the identity", "return (dy,)",
+                         "return (dy * (1 - jnp.tanh(z) ** 2),)"),
 }
 # claims that hold only off a kink or under an assumption say so
-CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "every entry of labels lies in [0, k)"}
+CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "every entry of labels lies in [0, k)",
+              "soft_cross_entropy": "assumes sum(targets, -1) == 1"}
 
 
 def test_every_example_has_a_mutant_and_a_command_line():
@@ -41,7 +48,7 @@ def test_every_example_has_a_mutant_and_a_command_line():
 def test_example_is_proved_for_all_sizes(name):
     path = EXAMPLES / f"{name}.py"
     fn_name, shapes = command_line(path)
-    cert = verigrad.certify(load(path, fn_name), shapes=shapes)
+    cert = verigrad.certify(load(path, fn_name), shapes=shapes, **command_options(path))
     assert cert.status == "PROVED", cert.detail or [c.detail for c in cert.claims()]
     assert cert.validation.startswith("agrees with JAX")
     for c in cert.claims():
@@ -61,7 +68,7 @@ def test_mutated_example_is_refuted(name, tmp_path):
     path = tmp_path / f"{name}_bug.py"
     path.write_text(source.replace(old, new))
     fn_name, shapes = command_line(path)
-    cert = verigrad.certify(load(path, fn_name), shapes=shapes)
+    cert = verigrad.certify(load(path, fn_name), shapes=shapes, **command_options(path))
     assert cert.status == "REFUTED", f"{what}: {cert.status} {cert.detail}"
     ce = cert.counterexample
     assert ce.argument in shapes

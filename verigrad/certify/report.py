@@ -21,12 +21,23 @@ def print_report(cert, target: str = "", console: Console | None = None):
             else f"d{c.name} = J^T dy"
         table.add_row(what, f"[{STYLE[c.status]}]{c.status}[/]", f"{c.seconds:.3f}")
     console.print(table)
-    if cert.side_conditions:
-        console.print("[bold]side conditions:[/] " + "; ".join(cert.side_conditions))
+    hyps = list(getattr(cert, "hypotheses", []) or [])
+    if hyps:
+        console.print("[bold]preconditions:[/] " + "; ".join(hyps))
+    settings = getattr(cert, "settings", {}) or {}
+    if settings:
+        console.print("[bold]read with:[/] " + "; ".join(f"{k} {v}" for k, v in settings.items()))
+    conds = [c for c in cert.side_conditions if c not in hyps]
+    if conds:
+        console.print("[bold]side conditions:[/] " + "; ".join(conds))
     if cert.axioms:
         console.print(f"[bold]rests on {len(cert.axioms)} axioms:[/] " + ", ".join(cert.axioms))
     if cert.counterexample is not None:
         console.print(f"[bold red]counterexample:[/] {cert.counterexample}")
+        ce = cert.counterexample
+        if getattr(ce, "inputs", None):
+            for line in ce.details():
+                console.print(line, markup=False)
     for c in cert.claims():
         if c.status == "UNKNOWN":
             note = "; ".join(x for x in (c.evidence, c.detail) if x)

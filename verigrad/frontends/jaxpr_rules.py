@@ -118,13 +118,21 @@ class Facts:
       infinite) or INF (may be infinite, or NaN); ``origin`` names where it arose;
     - ``sign``: 'pos' or 'nonneg' when every finite entry is positive / non-negative;
     - ``integral``: every entry is an integer (integer data, iotas, sizes, their sums);
-    - ``make_fin``: builds the 0/1 tensor ``[this entry is finite]`` (``finite``)."""
+    - ``make_fin``: builds the 0/1 tensor ``[this entry is finite]`` (``finite``);
+    - ``make_ninf``: builds the 0/1 tensor ``[this entry is -inf]`` (``neginf``), for the
+      values that track it: masks written with ``-inf`` (``where(mask, s, -inf)``) and
+      what sums, scalings, row maxima and ``exp`` make of them. Where an entry is
+      finite, the tensor's term is its value; where it is -inf or NaN, the term is some
+      finite filler the indicators exclude."""
 
-    __slots__ = ("risk", "sign", "integral", "origin", "make_fin", "fin")
+    __slots__ = ("risk", "sign", "integral", "origin", "make_fin", "fin", "make_ninf", "ninf", "make_loose", "loose")
 
-    def __init__(self, risk=FINITE, sign=None, integral=False, origin="", make_fin=None):
+    def __init__(self, risk=FINITE, sign=None, integral=False, origin="", make_fin=None, make_ninf=None,
+                 make_loose=None):
         self.risk, self.sign, self.integral, self.origin = risk, sign, integral, origin
         self.make_fin, self.fin = make_fin, None
+        self.make_ninf, self.ninf = make_ninf, None
+        self.make_loose, self.loose = make_loose, None    # [-inf] where the entry is not NaN (simpler terms)
 
 
 def _table(ctx) -> dict:
@@ -150,7 +158,8 @@ def _default_facts(ctx, t: Tensor) -> Facts:
         v = float(t.const)
         if not np.isfinite(v):
             return Facts(NAN if v != v else INF, "pos" if v > 0 else None, False, f"the constant {v}",
-                         make_fin=lambda: _filled(t.shape, 0))
+                         make_fin=lambda: _filled(t.shape, 0),
+                         make_ninf=(lambda: _filled(t.shape, 1)) if v < 0 else (lambda: _filled(t.shape, 0)))
         return Facts(FINITE, "pos" if v > 0 else "nonneg" if v == 0 else None, v.is_integer())
     term = t._term
     if isinstance(term, Var):
@@ -182,6 +191,55 @@ def finite(ctx, t: Tensor) -> Tensor:
             raise JaxprImportError(f"whether a value from {f.origin} is finite is not modelled")
         f.fin = f.make_fin()
     return f.fin
+
+
+def neginf(ctx, t: Tensor):
+    """The 0/1 tensor ``[t's entry is -inf]`` where the value tracks it (always for a
+    value that is finite for finite arguments: zeros), else None."""
+    f = facts(ctx, t)
+    if f.risk == FINITE:
+        return _filled(t.shape, 0)
+    if f.ninf is None:
+        if f.make_ninf is None:
+            return None
+        f.ninf = f.make_ninf()
+    return f.ninf
+
+
+def neginf_loose(ctx, t: Tensor):
+    """A 0/1 tensor equal to ``[t's entry is -inf]`` wherever the entry is not NaN (where
+    it is NaN, anything): simpler terms for values, exact where they are read."""
+    f = facts(ctx, t)
+    if f.risk == FINITE:
+        return _filled(t.shape, 0)
+    if f.make_loose is None:
+        return neginf(ctx, t)
+    if f.loose is None:
+        f.loose = f.make_loose()
+    return f.loose
+
+
+def part(t: Tensor, idx):
+    """The term of an entry, the finite filler 0 for a non-finite constant (whose facts
+    say where it is not finite)."""
+    if t.const is not None and not np.isfinite(t.const):
+        return Num(0)
+    return t.at(idx)
+
+
+def _provably_one(t: Tensor) -> bool:
+    """Whether the 0/1 tensor ``t`` is 1 everywhere, by the kernel's normal form (an
+    untrusted use of a sound procedure: a normal form of 0 is 0)."""
+    try:
+        from verigrad.kernel.normal import Normalizer
+        from verigrad.kernel.sizes import fresh_index
+        idx = tuple(Poly.sym(fresh_index(sz, "k", "h")) for sz in t.shape)
+        nz = Normalizer()
+        d = nz.sub(nz.norm(Num(1), ()), nz.norm(t.term(), idx)) if idx else \
+            nz.sub(nz.norm(Num(1), ()), nz.norm(t.at(()), ()))
+        return not d.terms
+    except Exception:  # noqa: BLE001 - undecided
+        return False
 
 
 def _accept(ctx, ins, level: int, what: str):
@@ -252,7 +310,8 @@ def _ge0(hows, a, *_):
     return _compare(a, Num(0), ">=", hows[0])
 
 
-def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral=False, name=None, int_value=None):
+def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral=False, name=None, int_value=None,
+            ninf=None):
     """An element-wise operation on reals.
 
     ``value(*terms)``: the entry; ``accept``: the highest operand risk it models exactly
@@ -260,13 +319,15 @@ def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral
     ``partial(facts) -> risk``: the risk it adds (NaN or infinity outside its domain),
     with ``domain(hows, *terms)`` the indicator of that domain; ``sign(facts, ins)``: the sign of
     the result; ``integral``: integer operands give an integer result, computed by
-    ``int_value`` when given (integer comparisons instead of real indicators)."""
+    ``int_value`` when given (integer comparisons instead of real indicators);
+    ``ninf(ctx, ins, shape)``: where the result is -inf, from the operands' own (None:
+    not tracked)."""
     def apply(ctx, eqn, *ins):
         shape, kind = _out(ctx, eqn)
         _accept(ctx, ins, accept, f"{name or eqn.primitive.name} maps that to a finite value")
         fs = [facts(ctx, t) for t in ins]
         val = int_value if (int_value is not None and _how(ctx, *ins) != "real") else value
-        out = Tensor(shape, lambda idx: val(*[t.at(_bidx(t, shape, idx)) for t in ins]), kind)
+        out = Tensor(shape, lambda idx: val(*[part(t, _bidx(t, shape, idx)) for t in ins]), kind)
         added = partial(fs) if partial else FINITE
         risk = max([f.risk for f in fs] + [added])
         if added and added >= max(f.risk for f in fs):
@@ -274,9 +335,84 @@ def real_op(value, *, accept=INF, partial=None, domain=None, sign=None, integral
         else:
             origin = max(fs, key=lambda f: f.risk).origin
         integral_out = integral and all(f.integral for f in fs)
+        make_ninf = make_loose = None
+        if ninf is not None and risk == INF and not added:
+            make_ninf = lambda: ninf(ctx, ins, shape)  # noqa: E731
+            make_loose = lambda: ninf(ctx, ins, shape, loose=True)  # noqa: E731
         return _note(ctx, out, Facts(risk, sign(fs, ins) if sign else None, integral_out, origin,
-                                     lambda: _fin_elementwise(ctx, ins, shape, domain if added else None)), ins)
+                                     lambda: _fin_elementwise(ctx, ins, shape, domain if added else None),
+                                     make_ninf, make_loose), ins)
     return apply
+
+
+def _ninf_of(ctx, ins, loose=False):
+    """The operands' ``[finite]`` and ``[-inf]`` tensors, or None when one is not tracked."""
+    out = []
+    for t in ins:
+        p = neginf_loose(ctx, t) if loose else neginf(ctx, t)
+        if p is None:
+            return None
+        out.append((finite(ctx, t) if not loose else None, p))
+    return out
+
+
+def _ninf_add(ctx, ins, shape, loose=False):
+    """``a + b`` is -inf where one is -inf and the other finite or -inf (loosely: where
+    one is -inf)."""
+    pairs = _ninf_of(ctx, ins, loose)
+    if pairs is None:
+        return None
+    (fa, pa), (fb, pb) = pairs
+    a, b = ins
+
+    def entry(idx):
+        Pa, Pb = pa.at(_bidx(a, shape, idx)), pb.at(_bidx(b, shape, idx))
+        if loose:
+            return S.logical_or(Pa, Pb)
+        Fa, Fb = fa.at(_bidx(a, shape, idx)), fb.at(_bidx(b, shape, idx))
+        return S.logical_or(S.mul(Pa, S.logical_or(Fb, Pb)), S.mul(Pb, Fa))
+    return Tensor(shape, entry, "bool")
+
+
+def _ninf_sub(ctx, ins, shape, loose=False):
+    """``a - b`` is -inf where a is -inf and b finite (loosely: where a is -inf)."""
+    pairs = _ninf_of(ctx, ins, loose)
+    if pairs is None:
+        return None
+    (_, pa), (fb, _) = pairs
+    a, b = ins
+    if loose:
+        return Tensor(shape, lambda idx: pa.at(_bidx(a, shape, idx)), "bool")
+    return Tensor(shape, lambda idx: S.mul(pa.at(_bidx(a, shape, idx)), fb.at(_bidx(b, shape, idx))), "bool")
+
+
+def _ninf_scale(ctx, ins, shape, loose=False):
+    """``a * b`` is -inf where a is -inf and b is a positive finite value (and
+    symmetrically); not tracked otherwise."""
+    a, b = ins
+    fa, fb = facts(ctx, a), facts(ctx, b)
+    if fb.risk == FINITE and fb.sign == "pos":
+        t = a
+    elif fa.risk == FINITE and fa.sign == "pos":
+        t = b
+    else:
+        return None
+    p = neginf_loose(ctx, t) if loose else neginf(ctx, t)
+    if p is None:
+        return None
+    return Tensor(shape, lambda idx: p.at(_bidx(t, shape, idx)), "bool")
+
+
+def _ninf_div(ctx, ins, shape, loose=False):
+    """``a / b`` is -inf where a is, for a positive finite b."""
+    a, b = ins
+    fb = facts(ctx, b)
+    if not (fb.risk == FINITE and fb.sign == "pos"):
+        return None
+    p = neginf_loose(ctx, a) if loose else neginf(ctx, a)
+    if p is None:
+        return None
+    return Tensor(shape, lambda idx: p.at(_bidx(a, shape, idx)), "bool")
 
 
 def _unless(signs, risk):
@@ -310,10 +446,10 @@ def _even(fs, ins):
 
 
 _REAL = {
-    "add": real_op(S.add, sign=_sign_add, integral=True),
-    "add_any": real_op(S.add, sign=_sign_add, integral=True),
-    "sub": real_op(S.sub, integral=True),
-    "mul": real_op(S.mul, sign=_sign_mul, integral=True),
+    "add": real_op(S.add, sign=_sign_add, integral=True, ninf=_ninf_add),
+    "add_any": real_op(S.add, sign=_sign_add, integral=True, ninf=_ninf_add),
+    "sub": real_op(S.sub, integral=True, ninf=_ninf_sub),
+    "mul": real_op(S.mul, sign=_sign_mul, integral=True, ninf=_ninf_scale),
     "neg": real_op(S.neg, integral=True),
     "exp": real_op(lambda a: S.fn("exp", a), accept=NAN, sign=_pos),
     "exp2": real_op(lambda a: S.fn("exp", S.mul(a, S.fn("log", Num(2)))), accept=NAN, sign=_pos),
@@ -418,6 +554,25 @@ for _name in ("add", "add_any", "sub", "mul", "neg", "square", "abs", "sign"):
 for _name in ("exp", "exp2", "expm1", "log", "log1p", "tanh", "sin", "cos", "erf", "erfc", "logistic", "sqrt",
               "rsqrt"):
     RULES[_name] = _by_kind(_name, _REAL[_name])
+
+
+def _exp_masked(ctx, eqn, x):
+    """``exp`` of a value that tracks where it is -inf (a mask written with -inf):
+    ``exp(-inf) = 0`` exactly, so the entry is ``[not -inf] exp(x)``; finite where the
+    operand is finite or -inf (NaN elsewhere)."""
+    f = facts(ctx, x)
+    if kind_of(eqn.outvars[0].aval.dtype) != "real" or f.risk != INF or neginf(ctx, x) is None:
+        return _by_kind("exp", _REAL["exp"])(ctx, eqn, x)
+    shape, kind = _out(ctx, eqn)
+    P, F, L = neginf(ctx, x), finite(ctx, x), neginf_loose(ctx, x)
+    out = Tensor(shape, lambda idx: S.mul(S.logical_not(L.at(idx)), S.fn("exp", part(x, idx))), kind)
+    fin = Tensor(shape, lambda idx: S.add(F.at(idx), P.at(idx)), "bool")
+    if _provably_one(fin):
+        return _note(ctx, out, Facts(FINITE, "nonneg", False))
+    return _note(ctx, out, Facts(NAN, "nonneg", False, f.origin, lambda: fin))
+
+
+RULES["exp"] = _exp_masked
 
 
 # -- bitwise operations and shifts ------------------------------------------------------------
@@ -565,7 +720,8 @@ def _div_real(ctx, eqn, a, b):
     _accept(ctx, [b], NAN, "div maps an infinite divisor to 0")
     return real_op(S.div, partial=lambda fs: FINITE if fs[1].sign == "pos" else INF,
                    domain=lambda hows, x, y: _compare(y, Num(0), "!=", hows[1]),
-                   sign=lambda fs, ins: _join_sign(fs) if fs[1].sign == "pos" else None)(ctx, eqn, a, b)
+                   sign=lambda fs, ins: _join_sign(fs) if fs[1].sign == "pos" else None,
+                   ninf=_ninf_div)(ctx, eqn, a, b)
 
 
 def _rem_real(ctx, eqn, a, b):
@@ -716,11 +872,87 @@ def _comparison(rel):
                 hit = _onehot(ctx, ta, tb) or _onehot(ctx, tb, ta)
                 if hit is not None:
                     return hit
+            if how == "real" and not fins:
+                known = _against_extremum(ta, tb, rel)
+                if known is not None:
+                    return known
             if rel == "!=":
                 return S.logical_not(S.mul(ok, _compare(ta, tb, "==", how)))
             return S.mul(ok, _compare(ta, tb, rel, how))
         return _note(ctx, Tensor(shape, entry, "bool"), Facts(sign="nonneg", integral=True))
     return apply
+
+
+def _member(t, m) -> bool:
+    """Whether the term ``t`` is one of the entries the ``ReduceMax`` ``m`` ranges over: its
+    body with the bound indices replaced by free indices of ``t`` (as a max-pooling
+    backward compares a window's entry with the window's max)."""
+    import itertools
+    from verigrad.kernel import terms as KT
+    binders, body = [], m
+    while isinstance(body, ReduceMax) and body.kind == m.kind and len(binders) < 3:
+        binders.append(body.idx)
+        body = body.body
+    solved = _solve_entry(t, body, binders)
+    if solved is not None:
+        try:
+            if all(nonneg(e) and nonneg(v.size - 1 - e) for v, e in zip(binders, solved)) \
+                    and KT.subst(body, dict(zip(binders, solved))) is t:
+                return True
+        except Exception:  # noqa: BLE001 - not a match
+            pass
+    cands = sorted(t.free_idx, key=lambda v: v.skey)
+    for pick in itertools.permutations(cands, len(binders)):
+        if any(w.size is not v.size for v, w in zip(binders, pick)):
+            continue
+        try:
+            if KT.subst(body, {v: Poly.sym(w) for v, w in zip(binders, pick)}) is t:
+                return True
+        except Exception:  # noqa: BLE001 - not a match
+            continue
+    return False
+
+
+def _solve_entry(t, body, binders):
+    """Index expressions for ``binders`` making the entry ``body`` (``x[..]``) the entry
+    ``t`` (``x[..]``), axis by axis where a binder occurs with coefficient 1; or None."""
+    if not (isinstance(t, Index) and isinstance(body, Index) and t.base is body.base and len(t.idx) == len(body.idx)):
+        return None
+    out = {}
+    for a, b in zip(t.idx, body.idx):
+        present = [v for v in binders if v in b.index_vars()]
+        if not present:
+            continue
+        if len(present) > 1:
+            return None
+        v = present[0]
+        rest = b.subst({v: ZERO})
+        if b - rest is not Poly.sym(v) or v in out:
+            return None
+        out[v] = a - rest
+    if len(out) != len(binders):
+        return None
+    return [out[v] for v in binders]
+
+
+def _against_extremum(ta, tb, rel: str):
+    """``[ta rel tb]`` decided or simplified when one side is a max (min) over a set the
+    other is a member of: an entry is at most the max, so ``x == max`` is ``[x - max >= 0]``
+    (exactly the indicator the kernel's derivative of max uses) and ``x <= max`` is 1."""
+    for x, m, r in ((ta, tb, rel), (tb, ta, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(rel, rel))):
+        if not isinstance(m, ReduceMax) or not _member(x, m):
+            continue
+        top = RealCond(S.sub(x, m), ">=") if m.kind == "max" else RealCond(S.sub(x, m), "<=")
+        # for a max: x <= m always; x == m iff x >= m (for a min, mirrored)
+        below, above = ("<=", ">=") if m.kind == "max" else (">=", "<=")
+        if r == below:
+            return Num(1)
+        if r in ("==", above):
+            return top
+        if r == "!=":
+            return S.logical_not(top)
+        return Num(0)        # strictly beyond the extremum
+    return None
 
 
 def _onehot(ctx, t, other):
@@ -749,7 +981,7 @@ for _name, _rel in S.RELATIONS.items():
 def _select_entry(pred, cases, shape, idx, read=None):
     """``select_n``: a boolean picks case 1 when true; an integer ``p`` picks case
     ``clamp(p, 0, n-1)`` (XLA lowers it to a tree of ``p < k`` selects)."""
-    read = read or (lambda c: c.at(_bidx(c, shape, idx)))
+    read = read or (lambda c: part(c, _bidx(c, shape, idx)))
     p = pred.at(_bidx(pred, shape, idx))
     n = len(cases)
     if pred.kind == "bool":
@@ -768,15 +1000,33 @@ def _select_entry(pred, cases, shape, idx, read=None):
     return out
 
 
+def _nonfinite_const(t: Tensor) -> bool:
+    return t.const is not None and not np.isfinite(t.const)
+
+
 def _select_n(ctx, eqn, pred, *cases):
     shape, kind = _out(ctx, eqn)
+    if len(cases) == 2 and pred.kind == "bool" and sum(map(_nonfinite_const, cases)) == 1 \
+            and kind == "real" and not (isinstance(pred.const, (int, float)) and pred.const is not None):
+        # where(mask, s, -inf): the non-finite case's filler is the other case's value (the
+        # facts say where the result is not finite), so the terms stay free of the mask
+        other = cases[0] if _nonfinite_const(cases[1]) else cases[1]
+
+        def filled(idx):
+            p = pred.at(_bidx(pred, shape, idx))
+            if S.num_value(p) is not None:
+                c = cases[int(S.num_value(p))]
+                return part(c, _bidx(c, shape, idx)) if not _nonfinite_const(c) else \
+                    other.at(_bidx(other, shape, idx))
+            return other.at(_bidx(other, shape, idx))
+        return Tensor(shape, filled, kind)
     if len(cases) == 2 and pred.kind == "bool":
         def entry(idx):
             p = pred.at(_bidx(pred, shape, idx))
             if S.num_value(p) is not None:
                 c = cases[int(S.num_value(p))]
                 return c.at(_bidx(c, shape, idx))
-            return S.select(p, *[c.at(_bidx(c, shape, idx)) for c in cases])
+            return S.select(p, *[part(c, _bidx(c, shape, idx)) for c in cases])
         return Tensor(shape, entry, kind)
     return Tensor(shape, lambda idx: _select_entry(pred, cases, shape, idx), kind)
 
@@ -858,7 +1108,9 @@ def _convert(ctx, eqn, x):
     if _narrower(src, dst):
         _assume(ctx, f"computes in {dst} at {where}; the claim is about exact reals")
     out = Tensor(shape, x.at, kind, const=x.const)
-    return _note(ctx, out, Facts(fx.risk, fx.sign, fx.integral, fx.origin, lambda: finite(ctx, x)), (x,))
+    return _note(ctx, out, Facts(fx.risk, fx.sign, fx.integral, fx.origin, lambda: finite(ctx, x),
+                                 (lambda: neginf(ctx, x)) if fx.make_ninf is not None else None,
+                                 (lambda: neginf_loose(ctx, x)) if fx.make_ninf is not None else None), (x,))
 
 
 @rule("reduce_precision")
@@ -888,7 +1140,7 @@ def _stop_gradient(ctx, eqn, x):
     if getattr(ctx, "stop_mode", "identity") != "jax" or x.kind != "real" or x.const is not None:
         return x
     f = facts(ctx, x)
-    if f.risk != FINITE:
+    if f.risk != FINITE and f.make_fin is None:
         raise JaxprImportError(f"stop_gradient of a value that may be {_RISK[f.risk]} (from {f.origin}) is not "
                                "supported with JAX's reading (its fresh variable is a finite real)")
     from verigrad.kernel.normal import Normalizer
@@ -901,6 +1153,10 @@ def _stop_gradient(ctx, eqn, x):
     ctx.stopped.append((var, x))
     out = Tensor.of(var)
     out.where = _where(eqn)
+    if f.risk != FINITE:     # the variable stands for the finite entries; the facts say where they are
+        return _note(ctx, out, Facts(f.risk, f.sign, False, f.origin, lambda: finite(ctx, x),
+                                     (lambda: neginf(ctx, x)) if f.make_ninf is not None else None,
+                                     (lambda: neginf_loose(ctx, x)) if f.make_ninf is not None else None))
     return _note(ctx, out, Facts(FINITE, f.sign, False))
 
 
@@ -955,9 +1211,32 @@ def structural(data=None):
                     o = f(ctx, eqn, *new)
                     rerun["outs"] = [o] if isinstance(o, Tensor) else list(o)
                 return rerun["outs"][k]
+            def ninf(k):
+                if "ninf" not in rerun:
+                    new = list(ins)
+                    for p in pos:
+                        q = neginf(ctx, ins[p])
+                        if q is None:
+                            rerun["ninf"] = None
+                            return None
+                        new[p] = q
+                    o = f(ctx, eqn, *new)
+                    rerun["ninf"] = [o] if isinstance(o, Tensor) else list(o)
+                return rerun["ninf"][k] if rerun["ninf"] is not None else None
+            def loose(k):
+                if "loose" not in rerun:
+                    new = list(ins)
+                    for p in pos:
+                        new[p] = neginf_loose(ctx, ins[p])
+                    o = f(ctx, eqn, *new)
+                    rerun["loose"] = [o] if isinstance(o, Tensor) else list(o)
+                return rerun["loose"][k]
+            tracked = risk == INF and all(neginf(ctx, ins[p]) is not None for p in pos)
             for k, t in enumerate(lst):
                 _note(ctx, t, Facts(risk, _join_sign(fs), bool(fs) and all(x.integral for x in fs), origin,
-                                    (lambda k=k: fin(k)) if risk else None), ins)
+                                    (lambda k=k: fin(k)) if risk else None,
+                                    (lambda k=k: ninf(k)) if tracked else None,
+                                    (lambda k=k: loose(k)) if tracked else None), ins)
             return outs
         apply.__doc__ = f.__doc__
         return apply
@@ -1045,8 +1324,89 @@ def _reduce_sum(ctx, eqn, x):
     return Tensor(shape, entry, kind)
 
 
+def _reduce_max_masked(ctx, eqn, x):
+    """The row maximum of a value that is -inf exactly where a mask says (and never NaN):
+    the maximum over the entries that are not -inf, written exactly as
+
+        max_j ( [not -inf_j] x_j + [-inf_j] (min_q x_q - 1) )
+
+    (the masked entries sit strictly below every other), which is -inf where every entry
+    is (``[sum_j (1 - [-inf_j]) < 1/2]``): the result tracks that."""
+    shape, kind = _out(ctx, eqn)
+    axes = set(eqn.params["axes"])
+    P, L = neginf(ctx, x), neginf_loose(ctx, x)
+
+    def entry(idx):
+        full, bound = _reduced(x, axes, idx)
+        fullq, boundq = _reduced(x, axes, idx)
+        low = part(x, fullq)
+        for v in reversed(boundq):
+            low = ReduceMax(v, low, "min")
+        p = L.at(full)
+        body = S.add(S.mul(S.logical_not(p), part(x, full)), S.mul(p, S.sub(low, Num(1))))
+        for v in reversed(bound):
+            body = ReduceMax(v, body, "max")
+        return body
+
+    def dead(idx):       # every entry of the row is -inf
+        full, bound = _reduced(x, axes, idx)
+        alive = S.logical_not(P.at(full))
+        for v in reversed(bound):
+            alive = Sum(v, alive)
+        return RealCond(S.sub(alive, Num(Fraction(1, 2))), "<")
+    out = Tensor(shape, entry, kind)
+    ninf_t = Tensor(shape, dead, "bool")
+    fin_t = Tensor(shape, lambda idx: S.logical_not(ninf_t.at(idx)), "bool")
+    if _row_alive(x, P, axes, shape) or _provably_one(fin_t):
+        return _note(ctx, out, Facts(FINITE, None, False))
+    return _note(ctx, out, Facts(INF, None, False, facts(ctx, x).origin, lambda: fin_t, lambda: ninf_t))
+
+
+def _row_alive(x, P, axes, shape) -> bool:
+    """Whether every row has an entry that is not -inf, shown by a witness: for a
+    reduction over one axis, an index of the row (the output index of the same size, as
+    the diagonal of a causal mask, or the first or last) where ``[-inf]`` normalizes to 0."""
+    if len(axes) != 1:
+        return False
+    (axis,) = axes
+    size = x.shape[axis]
+    try:
+        idx = tuple(Poly.sym(bound_index(sz, "w")) for sz in shape)
+    except Exception:  # noqa: BLE001
+        return False
+    rest = [i for d, i in enumerate(idx)]
+    cands = [e for e, sz in zip(idx, shape) if sz is size] + [ZERO, size - 1]
+    for c in cands:
+        full, k = [], 0
+        for d in range(len(x.shape)):
+            if d == axis:
+                full.append(c)
+            else:
+                full.append(rest[k])
+                k += 1
+        if not (nonneg(c) and nonneg(size - 1 - c)):
+            continue
+        if _provably_zero(P.at(tuple(full))):
+            return True
+    return False
+
+
+def _provably_zero(t) -> bool:
+    try:
+        from verigrad.kernel.normal import Normalizer
+        return not Normalizer().norm(t, ()).terms
+    except Exception:  # noqa: BLE001 - undecided
+        return False
+
+
 def _reduce_extremum(kind_name):
     def apply(ctx, eqn, x):
+        f = facts(ctx, x)
+        if kind_name == "max" and f.risk == INF and kind_of(eqn.outvars[0].aval.dtype) == "real" \
+                and neginf(ctx, x) is not None:
+            F, P = finite(ctx, x), neginf(ctx, x)
+            if _provably_one(Tensor(x.shape, lambda idx: S.add(F.at(idx), P.at(idx)), "bool")):
+                return _reduce_max_masked(ctx, eqn, x)
         _accept(ctx, [x], FINITE, f"reduce_{kind_name} maps -inf or inf entries to the others' extremum")
         shape, kind = _out(ctx, eqn)
         axes = set(eqn.params["axes"])

@@ -4,8 +4,10 @@ Light simplification only (constants folded, ``0 + x = x``, ``1 * x = x``, ``x *
 the kernel's normal form does the real work, these keep the terms it sees small.
 A float literal is read as the number its author wrote: the float nearest to a closed
 form such as ``sqrt(2/pi)``, ``1/sqrt(2)`` or ``2/sqrt(pi)`` (within two units in the last
-place) as that closed form, any other as the shortest decimal that rounds to it
-(``0.044715`` is ``44715/10^6``). Derivatives of ``erf`` bring ``2/sqrt(pi)`` exactly, so a
+place) as that closed form, any other as the simplest rational within four units in the
+last place of its dtype (``1 - 0.9`` is 1/10, so ``c + (1 - c) = 1`` holds as the
+programmer meant), or, where that needs a denominator over 10^7, as the shortest decimal
+that rounds to it (``0.044715`` is ``44715/10^6``). Derivatives of ``erf`` bring ``2/sqrt(pi)`` exactly, so a
 backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way.
 
 Non-smooth operations become indicators, exact everywhere:
@@ -158,20 +160,64 @@ def _closed_form(v: float):
     return None
 
 
-def number(v) -> Term:
-    """A Python / NumPy number as an exact constant (see the module docstring)."""
+ULPS = 4                 # how far (in units in the last place) a constant may be from its reading
+MAX_DENOMINATOR = 10 ** 7
+
+
+def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """The rational of least denominator in ``[lo, hi]`` (``0 < lo <= hi``), by continued
+    fractions (the Stern-Brocot tree)."""
+    fl = lo.numerator // lo.denominator
+    if fl == lo:
+        return Fraction(fl)
+    if fl + 1 <= hi:
+        return Fraction(fl + 1)
+    return fl + 1 / simplest_between(1 / (hi - fl), 1 / (lo - fl))
+
+
+def _reading(v: float, dtype=None) -> Fraction:
+    """The number a float constant stands for: the simplest rational within ``ULPS`` units
+    in the last place of its dtype (``1 - 0.9`` is 1/10, ``1/3`` is 1/3, so the
+    programmer's identities such as ``c + (1 - c) = 1`` hold), unless that needs a
+    denominator beyond ``MAX_DENOMINATOR``; then the shortest decimal that rounds to it
+    (``0.044715`` is ``44715/10^6``)."""
+    dec = Fraction(repr(v)) if dtype is None or np.dtype(dtype).itemsize >= 8 else \
+        Fraction(repr(float(np.asarray(v, dtype=dtype))))
+    if v == int(v):
+        return Fraction(int(v)) if abs(v) < 2 ** 53 else dec
+    try:
+        eps = float(np.finfo(dtype if dtype is not None else np.float64).eps)
+    except (TypeError, ValueError):
+        eps = float(np.finfo(np.float64).eps)
+    a = abs(v)
+    ulp = eps * 2.0 ** np.floor(np.log2(a))
+    lo, hi = Fraction(a) - Fraction(ULPS * ulp), Fraction(a) + Fraction(ULPS * ulp)
+    if lo <= 0:
+        return dec
+    q = simplest_between(lo, hi)
+    if q.denominator > MAX_DENOMINATOR or q.denominator >= dec.denominator:
+        return dec
+    return q if v > 0 else -q
+
+
+def number(v, dtype=None) -> Term:
+    """A Python / NumPy number as an exact constant (see the module docstring). ``dtype``:
+    the float type it was written in (its units in the last place; default float64, or
+    the NumPy scalar's own)."""
     if isinstance(v, (bool, np.bool_)):
         return Num(int(v))
     if isinstance(v, (int, np.integer)):
         return Num(int(v))
+    if dtype is None and isinstance(v, np.floating):
+        dtype = v.dtype
     v = float(v)
     if not np.isfinite(v):
         raise NonFiniteConstant(f"the non-finite constant {v} reaches a value the kernel must represent")
-    if v != 0 and v != int(v):
+    if v != int(v):
         t = _closed_form(v)
         if t is not None:
             return t
-    return Num(Fraction(repr(v)))
+    return Num(_reading(v, dtype))
 
 
 def num_value(t):
