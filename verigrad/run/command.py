@@ -21,7 +21,6 @@ DEFAULT_LR = {"adamw": 2e-3, "momentum": 0.05, "sgd": 0.1}
 
 
 def add_arguments(p):
-    from verigrad.options import at_least, positive, within
     p.add_argument("target", metavar="NET_OR_DIR",
                    help=f"a rendered directory (manifest.json, train_step.mlir, forward.mlir), or a net to render "
                         f"first ({', '.join(NETS)}, or FILE.py:NAME defined with verigrad.nn.builder), or 'reference' "
@@ -33,22 +32,22 @@ def add_arguments(p):
     p.add_argument("--test", metavar="FILE", help="the test split: an .npz with x and y")
     p.add_argument("--params", metavar="FILE", help="write the trained parameters here, .safetensors or .npz "
                    "(default DIR/params.safetensors)")
-    p.add_argument("--epochs", type=at_least(1), default=10)
-    p.add_argument("--batch", type=at_least(1), help="batch size (a rendered directory fixes it)")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--batch", type=int, help="batch size (a rendered directory fixes it)")
     p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], help="optimizer (a rendered directory fixes it)")
-    p.add_argument("--lr", type=positive(), help="peak learning rate (default: 2e-3 adamw, 0.05 momentum, 0.1 sgd)")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 adamw, 0.05 momentum, 0.1 sgd)")
     p.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
-    p.add_argument("--drop-path", type=within(0, 1, high_open=True), dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
-    p.add_argument("--seed", type=at_least(0), default=0)
+    p.add_argument("--drop-path", type=float, dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=["xla", "iree"], default="xla")
     p.add_argument("--device", choices=["cpu", "gpu"], help="where to run (default: jax's default, a GPU if one "
                    "is there); gpu needs pip install -e '.[cuda]'")
-    p.add_argument("--devices", type=at_least(1), default=1, help="data-parallel over this many devices of each process "
+    p.add_argument("--devices", type=int, default=1, help="data-parallel over this many devices of each process "
                    "(xla; on the CPU verigrad sets jax_num_cpu_devices itself)")
-    p.add_argument("--num-processes", type=at_least(1), default=1, dest="num_processes",
+    p.add_argument("--num-processes", type=int, default=1, dest="num_processes",
                    help="data-parallel over this many processes (jax.distributed; each runs this command with its "
                         "own --process-id; on the CPU the gradient all-reduce runs over gloo)")
-    p.add_argument("--process-id", type=at_least(0), dest="process_id", help="this process's index, 0 .. N-1")
+    p.add_argument("--process-id", type=int, dest="process_id", help="this process's index, 0 .. N-1")
     p.add_argument("--coordinator", metavar="HOST:PORT", help="where process 0 listens for the others")
     p.add_argument("--ckpt", metavar="DIR", help="write a checkpoint here after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --ckpt")
