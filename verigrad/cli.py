@@ -1,19 +1,29 @@
 """The ``verigrad`` command.
 
 Each subcommand lives in the package that owns it, as a module ``command.py`` with
-``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``. A subcommand
-reports bad input by raising ``UsageError`` (or returning 3): one line on stderr, no
-traceback.
+``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+
+The contract every subcommand keeps (``docs/cli.md``; ``tests/cli/test_contract.py``
+runs each bad input through this entry point):
+
+- a command line argparse cannot read, or an option's value out of its range, is one
+  line on stderr and exit code 2 (``CommandLineError``, or argparse's own error);
+- bad input (a missing or unreadable file, a folder that cannot be written, a name
+  that is not there) is one line and exit code 3 (``UsageError``, and any other
+  ``VerigradError`` or ``OSError`` that reaches this function);
+- no traceback for either; Ctrl-C stops the command within about two seconds
+  (exit code 130), whatever it is doing.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 from . import __version__
-from .errors import UsageError  # noqa: F401  (re-exported: subcommands raise it)
+from .errors import CommandLineError, UsageError, VerigradError, exit_code  # noqa: F401  (re-exported)
 
 # (module, ...) in the order shown by --help; a module that does not exist yet is skipped.
 COMMANDS = (
@@ -27,7 +37,9 @@ COMMANDS = (
     "verigrad.trace.command",        # verigrad check
 )
 
+EXIT_ARGUMENTS = 2
 EXIT_BAD_INPUT = 3
+EXIT_INTERRUPTED = 130
 
 
 def _commands():
@@ -39,10 +51,11 @@ def _commands():
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (exit code 2) instead of usage + error."""
+
     def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_ARGUMENTS)
 
 
 def build_parser():
@@ -58,7 +71,21 @@ def build_parser():
     return p, handlers
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main(argv=None) -> int:
+    from .interrupts import say_interrupted, stop_on_interrupt
+    try:
+        with stop_on_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt:
+        say_interrupted()
+        return EXIT_INTERRUPTED
+
+
+def _main(argv) -> int:
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -67,11 +94,27 @@ def main(argv=None) -> int:
     try:
         return int(handlers[args.command](args) or 0)
     except UsageError as e:
-        print(f"verigrad {args.command}: error: {e}", file=sys.stderr)
+        print(f"verigrad {args.command}: error: {_one_line(e)}", file=sys.stderr)
+        return exit_code(e)
+    except VerigradError as e:          # raised on purpose below a command that did not catch it
+        print(f"verigrad {args.command}: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except BrokenPipeError:             # the reader went away (| head): nothing more to say
+        _quiet_stdout()
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"verigrad {args.command}: error: {where}{_one_line(e.strerror or e)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _quiet_stdout():
+    """After a broken pipe, point stdout at /dev/null so the flush at exit is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

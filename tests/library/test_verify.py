@@ -53,17 +53,48 @@ def test_exit_code_is_one_unless_everything_selected_is_proved(tmp_path):
     '''))
     r = cli(str(unfinished), cache=tmp_path)
     assert r.returncode == 1
-    assert "plausible" in r.stdout and "Traceback" not in r.stderr
+    assert "plausible" not in r.stdout and "Traceback" not in r.stderr
+    # numerically refuted: labelled FALSE, with where the two sides differ
+    assert "FALSE" in r.stdout and "lhs = 1.0, rhs = 2.0" in r.stdout, r.stdout
+    assert "0 proved, 0 unproved, 1 FALSE, 0 failed" in r.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["no.such.theorem"], "no theorem matches"),
-    (["--jobs", "0"], "--jobs must be at least 1"),
-    (["--axioms", "nope"], "no theorem"),
+def test_an_unproved_true_goal_reads_unproved_not_false(tmp_path):
+    """A goal the proof does not reach but that holds numerically is "unproved", never FALSE."""
+    unfinished = tmp_path / "unfinished_true.py"
+    unfinished.write_text(textwrap.dedent('''
+        """A true claim whose proof stops before it: tanh(x) (e^x + e^-x) = e^x - e^-x."""
+        from verigrad.proof import *
+
+
+        @apply
+        def apply(x):
+            n = x.shape[0]
+            j = Symbol.j(integer=True)
+            return Equality(Sum[j:n](tanh(x[j]) * (exp(x[j]) + exp(-x[j]))), Sum[j:n](exp(x[j]) - exp(-x[j])))
+
+
+        @prove
+        def prove(Eq):
+            n = Symbol.n(domain=[1, oo], integer=True)
+            x = Symbol.x(shape=(n,), real=True)
+            Eq << apply(x)
+    '''))
+    r = cli(str(unfinished), "--json", cache=tmp_path)
+    (rec,) = json.loads(r.stdout)
+    assert rec["status"] == "plausible" and "false" not in rec
+    r = cli(str(unfinished), cache=tmp_path)
+    assert r.returncode == 1 and "unproved" in r.stdout and "FALSE" not in r.stdout
+
+
+@pytest.mark.parametrize("args, message, code", [
+    (["no.such.theorem"], "no theorem matches", 3),
+    (["--jobs", "0"], "--jobs/-j: must be at least 1", 2),
+    (["--axioms", "nope"], "no theorem", 3),
 ])
-def test_bad_input_is_one_line_and_exit_code_three(tmp_path, args, message):
+def test_bad_input_is_one_line_and_exit_code_three(tmp_path, args, message, code):
     r = cli(*args, cache=tmp_path)
-    assert r.returncode == 3
+    assert r.returncode == code
     assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 

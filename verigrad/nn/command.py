@@ -3,7 +3,6 @@ theorem, with status, axioms, sizes, seconds and the float32 error of each layer
 from __future__ import annotations
 
 import json
-import sys
 
 from verigrad.errors import UsageError
 
@@ -52,25 +51,31 @@ def write_proofs(directory, records, seed) -> list:
 
 
 def run(args) -> int:
-    from rich.console import Console
-    from rich.table import Table
+    from verigrad.console import Progress, cell, console, say, show_table
     from verigrad.nn import report, seed003
     from verigrad.nn.layers.zoo import ZOO
     from verigrad.nn.nets import NETS
+    from verigrad.options import output_folder
     parts = _names(args.only, PARTS, "part") or list(PARTS)
     layers = _names(args.layers, ZOO, "layer")
     nets = _names(args.nets, NETS, "network")
-    console = Console(stderr=args.json)
+    if args.proofs:
+        output_folder(args.proofs, "--proofs")                  # before any work
+    total = (len(layers or ZOO) if "layers" in parts else 0) + (len(nets or NETS) if "networks" in parts else 0)
+    if "rules" in parts:
+        from verigrad.nn import rules
+        total += len(rules.standard_rules())
+    total += "seed" in parts
     records, seed = [], []
-    with console.status("certifying ...") as status:
-        step = status.update if sys.stderr.isatty() or not args.json else None
+    with Progress("certify", total, quiet=args.json) as progress:
         if "layers" in parts:
-            records += report.layer_records(layers, progress=step)
+            records += report.layer_records(layers, progress=progress.start)
         if "rules" in parts:
-            records += report.rule_records(progress=step)
+            records += report.rule_records(progress=progress.start)
         if "networks" in parts:
-            records += report.network_records(nets, progress=step)
+            records += report.network_records(nets, progress=progress.start)
         if "seed" in parts:
+            progress.start("seed 003: the ViT block")
             seed = seed003.theorems()
     ok = all(r.status == "PROVED" for r in records) and all(
         t.status == ("REFUTED" if t.name.startswith("control") else "PROVED") for t in seed)
@@ -83,24 +88,23 @@ def run(args) -> int:
                                        "seconds": round(t.seconds, 4)} for t in seed],
                           "ok": ok}))
         return 0 if ok else 1
-    table = Table(title="certificates (for all sizes)")
-    for col in ("kind", "name", "status", "parts proved", "axioms", "sizes", "s", "float32 err", "control"):
-        table.add_column(col, justify="right" if col in ("s", "float32 err", "axioms") else "left")
+    out = console()
+    rows = []
     for r in records:
         proved = sum(s == "PROVED" for s in r.wrt.values())
-        style = "green" if r.status == "PROVED" else "red"
-        table.add_row(r.kind, r.name, f"[{style}]{r.status}", f"{proved}/{len(r.wrt)}", str(len(r.axioms)),
-                      " ".join(r.sizes), f"{r.seconds:.2f}",
-                      "" if r.float32_error is None else f"{r.float32_error:.1e}", r.control.get("status", ""))
+        rows.append([r.name, r.kind, cell(r.status, "green" if r.status == "PROVED" else "red"),
+                     f"{proved}/{len(r.wrt)}", str(len(r.axioms)), " ".join(r.sizes), f"{r.seconds:.2f}",
+                     "" if r.float32_error is None else f"{r.float32_error:.1e}", r.control.get("status", "")])
     if records:
-        console.print(table)
+        show_table(out, ["name", "kind", "status", "proved", "axioms", "sizes", "s", "f32 err", "control"], rows,
+                   title="certificates (for all sizes)", right=("axioms", "s", "f32 err"), optional=("sizes", "f32 err"))
     if seed:
-        st = Table(title="seed 003: the ViT block with two drop-path sites")
-        for col in ("theorem", "status", "s", "claim"):
-            st.add_column(col)
+        rows = []
         for t in seed:
             good = t.status == ("REFUTED" if t.name.startswith("control") else "PROVED")
-            st.add_row(t.name, f"[{'green' if good else 'red'}]{t.status}", f"{t.seconds:.2f}", t.claim)
-        console.print(st)
-    console.print("[bold green]all certificates as expected" if ok else "[bold red]some certificates are not proved")
+            rows.append([t.name, cell(t.status, "green" if good else "red"), f"{t.seconds:.2f}", t.claim])
+        show_table(out, ["theorem", "status", "s", "claim"], rows,
+                   title="seed 003: the ViT block with two drop-path sites", right=("s",))
+    say(out, "all certificates as expected" if ok else "some certificates are not proved",
+        "bold green" if ok else "bold red")
     return 0 if ok else 1

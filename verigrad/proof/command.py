@@ -28,9 +28,10 @@ HELP = "check the theorem library: every step of every proof re-checked by the k
 
 
 def add_arguments(p):
+    from verigrad.options import at_least
     p.add_argument("patterns", nargs="*", metavar="PATTERN",
                    help="theorem names (area.name), areas, globs or files; all theorems if none")
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", "-j", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: one per CPU)")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
     p.add_argument("--no-cache", action="store_true", help="check everything again (results are still stored)")
@@ -59,8 +60,6 @@ def run(args) -> int:
 def _run(args) -> int:
     from rich.console import Console
 
-    if args.jobs is not None and args.jobs < 1:
-        raise _usage(f"--jobs must be at least 1, not {args.jobs}")
     infos = load_library()
     if args.axioms:
         return _axioms(args, infos)
@@ -74,10 +73,18 @@ def _run(args) -> int:
         chosen += [i for i in found if i not in chosen]
     if not args.patterns:
         chosen = infos
+    if args.proofs:
+        from verigrad.errors import UsageError
+        from verigrad.options import output_folder
+        try:
+            output_folder(args.proofs, "--proofs")          # before any work
+        except UsageError as e:
+            raise _usage(str(e)) from None
     err = Console(stderr=True)
     out = Console()
     t0 = time.perf_counter()
     records = _check(args, chosen, err)
+    _judge_unproved(records, chosen)
     wall = time.perf_counter() - t0
     if args.proofs:
         _write_proofs(args.proofs, records)
@@ -92,65 +99,122 @@ def _run(args) -> int:
 
 
 def _check(args, chosen, err):
-    """Records of the chosen theorems, with a progress bar on a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    if not err.is_terminal or args.json:
-        return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache)
-    with Progress(TextColumn("verify"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), console=err, transient=True) as progress:
-        task = progress.add_task("", total=len(chosen))
-
-        def done(rec):
-            progress.update(task, advance=1, description=rec.name)
-        return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache, on_result=done)
+    """Records of the chosen theorems, with progress on stderr: a bar on a terminal,
+    otherwise a line per theorem as it is done (nothing with --json)."""
+    from verigrad.console import Progress
+    with Progress("verify", len(chosen), quiet=args.json, err=err) as progress:
+        return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache,
+                              on_result=lambda rec: progress.done(rec.name, LABEL.get(rec.status, rec.status)))
 
 
-_STYLE = {"proved": "green", "plausible": "yellow", "failed": "red"}
+# How a status reads: "plausible" (the script ran, a goal was not reached) is NOT proved;
+# it reads FALSE where the goal is refuted numerically (``_judge_unproved``).
+LABEL = {"proved": "proved", "plausible": "unproved", "failed": "failed", "false": "FALSE"}
+_STYLE = {"proved": "green", "plausible": "red", "failed": "red", "false": "bold red"}
+
+
+class _Goals:
+    """A theorem file's goals as a statement the witness check evaluates (not a theorem)."""
+    rule = "goal"
+
+    def __init__(self, lhs, rhs, givens):
+        self.lhs, self.rhs, self.hyps, self.conds = lhs, rhs, frozenset(givens), frozenset()
+
+
+def _judge_unproved(records, infos):
+    """Evaluate the goals of each unproved theorem numerically (float64, random sizes
+    and values, ``verigrad.certify.witness``): a goal whose two sides differ makes the
+    record's label FALSE, with the sizes and values where they differ. Numbers only
+    label; they never make anything proved."""
+    unproved = [r for r in records if r.status == "plausible"]
+    if not unproved:
+        return
+    from verigrad.certify.witness import Witness
+    from .script import statement_of
+    by_name = {i.name: i for i in infos}
+    for r in unproved:
+        info = by_name.get(r.name)
+        try:
+            stated = statement_of(info.module) if info is not None else None
+        except Exception:  # noqa: BLE001 - a file that does not state anything: nothing to evaluate
+            stated = None
+        if not stated:
+            continue
+        goals, givens = stated
+        for lhs, rhs in goals:
+            try:
+                verdict, message = Witness(raise_errors=False, budget_s=0.5).check(_Goals(lhs, rhs, givens))
+            except Exception:  # noqa: BLE001 - the evaluator's limits: no label
+                continue
+            if verdict == "failed":
+                # the checker's message without its first two lines (which speak of a rule and repeat the statement)
+                r.false = "; ".join(line.strip() for line in message.splitlines()[2:])
+                break
+
+
+def _label(r) -> str:
+    return "false" if getattr(r, "false", None) else r.status
 
 
 def _summary(out, records, wall):
-    from rich.markup import escape
-    from rich.table import Table
-    table = Table(title="verigrad verify", show_lines=False)
-    table.add_column("theorem", no_wrap=True)
-    table.add_column("status")
-    table.add_column("steps", justify="right")
-    table.add_column("axioms", justify="right")
-    table.add_column("s", justify="right")
-    table.add_column("note")
+    from verigrad.console import cell, say, show_table
+    rows, notes = [], []
     for r in records:
         note = r.reason if r.status != "proved" else ("; ".join(r.conditions) if r.conditions else "")
         if r.status == "failed" and r.line:
             note = f"line {r.line}: {note}"
+        if r.status == "plausible":
+            note = f"NOT PROVED (the proof does not reach its goal): {note}"
+        if getattr(r, "false", None):
+            note = f"FALSE: numerically, the two sides differ: {r.false}"
         if len(note) > 120:
             note = note[:117] + "..."
-        note = escape(note)
         steps = sum(s.index is not None for s in r.steps)
-        table.add_row(r.name, f"[{_STYLE[r.status]}]{r.status}", str(steps), str(len(r.axioms)),
-                      "cached" if r.cached else f"{r.seconds:.3f}", note)
-    out.print(table)
-    counts = {k: sum(r.status == k for r in records) for k in ("proved", "plausible", "failed")}
+        rows.append([r.name, cell(LABEL[_label(r)], _STYLE[_label(r)]), str(steps), str(len(r.axioms)),
+                     "cached" if r.cached else f"{r.seconds:.3f}", note])
+        if r.status != "proved":
+            notes.append(f"{r.name}: {note}")
+    dropped = show_table(out, ["theorem", "status", "steps", "axioms", "s", "note"], rows, title="verigrad verify",
+                      right=("steps", "axioms", "s"), optional=("note",))
+    if dropped and "note" in dropped:
+        for line in notes:
+            say(out, line, "red")
+    counts = {k: sum(_label(r) == k for r in records) for k in ("proved", "plausible", "failed", "false")}
     cached = sum(r.cached for r in records)
     axioms = sorted({a for r in records for a in r.axioms})
-    out.print(f"{counts['proved']} proved, {counts['plausible']} plausible, {counts['failed']} failed "
-              f"({len(records)} theorem{'s' if len(records) != 1 else ''}, {cached} from the cache) in {wall:.2f} s")
+    false = f", {counts['false']} FALSE" if counts["false"] else ""
+    say(out, f"{counts['proved']} proved, {counts['plausible']} unproved{false}, {counts['failed']} failed "
+             f"({len(records)} theorem{'s' if len(records) != 1 else ''}, {cached} from the cache) in {wall:.2f} s")
     if axioms:
-        out.print(f"axioms used: {', '.join(axioms)}")
+        say(out, f"axioms used: {', '.join(axioms)}")
 
 
 def _print_steps(out, r):
-    from rich.markup import escape
-    out.print(f"[bold]{r.name}[/bold]  [{_STYLE[r.status]}]{r.status}[/]  {escape(r.file)}")
+    """The proof step by step. A step whose statement reads as the one before it says
+    so instead of printing it again (and shows the kernel's statement when that differs)."""
+    from verigrad.console import say
+    say(out, f"{r.name}  {LABEL[_label(r)]}  {r.file}", "bold")
     if r.doc:
-        out.print(f"  {escape(' '.join(r.doc.split(chr(10) + chr(10))[0].split()))}")
+        say(out, f"  {' '.join(r.doc.split(chr(10) + chr(10))[0].split())}")
+    previous = None
     for s in r.steps:
-        mark = "[green]proved[/]" if s.status == "proved" else "[yellow]pending[/]"
+        mark = "proved " if s.status == "proved" else "pending"
         where = f"line {s.line}" if s.line else ""
         uses = f" from {', '.join(s.uses)}" if s.uses else ""
-        out.print(f"  {escape(s.label):>16}  {mark}  {escape(s.display)}", highlight=False)
-        out.print(f"  {'':>16}  [dim]{escape(s.rule + uses)}, {where}[/]", highlight=False)
+        if previous is not None and s.display == previous.display:
+            if s.statement and s.statement != previous.statement:
+                shown = f"(reads as {previous.label}; the kernel's statement) {s.statement}"
+            else:
+                shown = f"(the statement of {previous.label}, unchanged)"
+        else:
+            shown = s.display
+        say(out, f"  {s.label:>16}  {mark}  {shown}")
+        say(out, f"  {'':>16}  {s.rule + uses}, {where}", "dim")
+        previous = s
     if r.status != "proved":
-        out.print(f"  [{_STYLE[r.status]}]{escape(r.reason)}[/]", highlight=False)
+        say(out, f"  {LABEL[r.status].upper()}: {r.reason}", _STYLE[r.status])
+    if getattr(r, "false", None):
+        say(out, f"  FALSE: numerically, the two sides differ: {r.false}", _STYLE["false"])
     out.print()
 
 
@@ -169,6 +233,8 @@ def _write_proofs(directory, records):
 def _json(r):
     d = r.to_json()
     d["cached"] = r.cached
+    if getattr(r, "false", None):
+        d["false"] = r.false            # the goal's two sides differ numerically (where, and the values)
     return d
 
 

@@ -198,14 +198,16 @@ def load_library(root: Path | None = None) -> list:
 
 
 def select(infos, patterns) -> list:
-    """Theorems whose name (``area.name``), area or file matches a glob or contains a
-    pattern; all when no pattern is given."""
+    """Theorems selected by whole names, not substrings: a pattern is a theorem
+    (``softmax.rows``), an area (``softmax``), a name within an area (``softmax_vjp``
+    selects ``vjp.softmax_vjp``), a glob over names or areas (``'vjp.*softmax*'``) or a
+    file; all when no pattern is given."""
     if not patterns:
         return list(infos)
     out = []
     for info in infos:
         for p in patterns:
-            if fnmatch(info.name, p) or p in info.name or fnmatch(info.area, p) or \
+            if fnmatch(info.name, p) or fnmatch(info.area, p) or p in info.name.split(".") or \
                     Path(p).resolve() == Path(info.file).resolve():
                 out.append(info)
                 break

@@ -90,6 +90,9 @@ def certificate_page(rec: dict) -> str:
     facts = [("status", badge(rec["status"])), ("with respect to", _wrt(rec.get("wrt", {}))),
              ("sizes (for all values)", " ".join(rec.get("sizes", [])) or "none"),
              ("seconds", seconds(rec.get("seconds")))]
+    if rec.get("stored"):
+        facts.append(("made", "by an earlier build of this site with the same verigrad source (a stored record, "
+                              "not re-certified for this page; `verigrad html --no-cache` certifies again)"))
     if kind == "layer":
         facts.append(("float32 error", _error(rec.get("float32_error")) or "not measured"))
     if rec.get("control"):

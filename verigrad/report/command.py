@@ -18,7 +18,9 @@ bad input.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -29,11 +31,14 @@ HELP = "write the offline HTML proof browser: theorems, proof steps, certificate
 
 
 def add_arguments(p):
+    from verigrad.options import at_least
     p.add_argument("patterns", nargs="*", metavar="PATTERN",
                    help="theorems to include (area.name, area, glob); all if none")
     p.add_argument("--out", "-o", required=True, metavar="DIR", help="folder to write the site into")
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="worker processes for checking theorems")
-    p.add_argument("--no-cache", action="store_true", help="check every theorem again")
+    p.add_argument("--jobs", "-j", type=at_least(1), default=None, metavar="N",
+                   help="worker processes for checking theorems")
+    p.add_argument("--no-cache", action="store_true", help="check every theorem again and certify every layer and "
+                   "network again (by default both come from the caches when verigrad's source is unchanged)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--no-certificates", action="store_true", help="leave the certificates page empty")
     src.add_argument("--certificates-from", metavar="FILE",
@@ -45,24 +50,21 @@ def add_arguments(p):
 
 def run(args) -> int:
     from rich.console import Console
-    err = Console(stderr=True)
+    from verigrad.options import output_folder
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a folder")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     layers, networks = _names(args.layers, "layers"), _names(args.networks, "networks")
     preloaded = _read_certificates(Path(args.certificates_from)) if args.certificates_from else None
     infos = _theorems(args.patterns)
+    output_folder(out, "--out")                     # before any work
 
     t0 = time.perf_counter()
-    theorems = _check(infos, args, err)
+    theorems = _check(infos, args)
     if args.no_certificates:
         certificates = []
     elif preloaded is not None:
         certificates = preloaded
     else:
-        certificates = _certify(layers, networks, err)
+        certificates = _certificates(layers, networks, quiet=args.json, use_cache=not args.no_cache)
 
     from .site import write_site
     _clear(out)
@@ -136,37 +138,51 @@ def _read_certificates(path: Path) -> list:
     return data
 
 
-def _progress(err, label):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                    TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
-
-
-def _check(infos, args, err):
+def _check(infos, args):
+    from verigrad.console import Progress
     from verigrad.proof.library import verify_library
-    with _progress(err, "verify") as progress:
-        task = progress.add_task("", total=len(infos))
-
-        def done(rec):
-            progress.update(task, advance=1, description=rec.name)
-        return verify_library(infos=infos, jobs=args.jobs, use_cache=not args.no_cache, on_result=done)
+    with Progress("verify", len(infos), quiet=args.json) as progress:
+        return verify_library(infos=infos, jobs=args.jobs, use_cache=not args.no_cache,
+                              on_result=lambda rec: progress.done(rec.name, rec.status))
 
 
-def _certify(layers, networks, err):
+def _certify(layers, networks, quiet: bool):
+    from verigrad.console import Progress
     from verigrad.nn import nets, report, rules
     from verigrad.nn.layers.zoo import ZOO
     total = len(layers or ZOO) + len(rules.standard_rules()) + len(networks or nets.NETS)
-    with _progress(err, "certify") as progress:
-        task = progress.add_task("", total=total)
-        seen = []
+    with Progress("certify", total, quiet=quiet) as progress:
+        return (report.layer_records(layers, progress=progress.start) + report.rule_records(progress=progress.start)
+                + report.network_records(networks, progress=progress.start))
 
-        def step(what):
-            if seen:
-                progress.update(task, advance=1)
-            seen.append(what)
-            progress.update(task, description=what)
-        records = (report.layer_records(layers, progress=step) + report.rule_records(progress=step)
-                   + report.network_records(networks, progress=step))
+
+def _certificates(layers, networks, quiet: bool, use_cache: bool) -> list:
+    """The certificate records: certified now, or the stored records of an earlier
+    build made by the same verigrad source with the same selection
+    (``.verigrad-cache/html/``; ``--no-cache`` certifies again). Stored records are
+    marked as such on their pages."""
+    import hashlib
+    from verigrad.render.cache import ROOT, code_fingerprint
+    key = hashlib.sha256(json.dumps({"layers": layers, "networks": networks, "code": code_fingerprint()},
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    stored = ROOT / "html" / f"certificates-{key}.json"
+    if use_cache and stored.is_file():
+        try:
+            records = _read_certificates(stored)
+            if not quiet:
+                print(f"certificates: {len(records)} stored records of an earlier build by the same verigrad source "
+                      f"({stored}; --no-cache certifies again)", file=sys.stderr)
+            return [dict(r, stored=str(stored)) for r in records]
+        except UsageError:
+            pass                                        # damaged: certify again
+    records = _certify(layers, networks, quiet)
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stored.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([r.as_dict() if hasattr(r, "as_dict") else r for r in records]))
+        tmp.replace(stored)
+    except OSError:
+        pass                                            # a cache only
     return records
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,8 +69,9 @@ def load(directory) -> State:
         with np.load(path) as z:
             meta = json.loads(bytes(z[_META]).decode())
             arrays = {name: z[f"a{k}"] for k, name in enumerate(meta["names"])}
-    except (OSError, ValueError, KeyError) as e:
-        raise CheckpointError(f"{path}: unreadable checkpoint ({e})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:   # truncated, damaged, not ours
+        raise CheckpointError(f"{path}: unreadable checkpoint, truncated or not written by verigrad train "
+                              f"({type(e).__name__}: {str(e).split('. ')[0]})") from None
     return State(arrays, meta["step"], meta["epoch"], meta["rng"], meta["config"], meta["fingerprint"])
 
 

@@ -21,6 +21,7 @@ DEFAULT_LR = {"adamw": 2e-3, "momentum": 0.05, "sgd": 0.1}
 
 
 def add_arguments(p):
+    from verigrad.options import at_least, positive, within
     p.add_argument("target", metavar="NET_OR_DIR",
                    help=f"a rendered directory (manifest.json, train_step.mlir, forward.mlir), or a net to render "
                         f"first ({', '.join(NETS)}, or FILE.py:NAME defined with verigrad.nn.builder), or 'reference' "
@@ -32,22 +33,22 @@ def add_arguments(p):
     p.add_argument("--test", metavar="FILE", help="the test split: an .npz with x and y")
     p.add_argument("--params", metavar="FILE", help="write the trained parameters here, .safetensors or .npz "
                    "(default DIR/params.safetensors)")
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--batch", type=int, help="batch size (a rendered directory fixes it)")
+    p.add_argument("--epochs", type=at_least(1), default=10)
+    p.add_argument("--batch", type=at_least(1), help="batch size (a rendered directory fixes it)")
     p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], help="optimizer (a rendered directory fixes it)")
-    p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 adamw, 0.05 momentum, 0.1 sgd)")
+    p.add_argument("--lr", type=positive(), help="peak learning rate (default: 2e-3 adamw, 0.05 momentum, 0.1 sgd)")
     p.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
-    p.add_argument("--drop-path", type=float, dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--drop-path", type=within(0, 1, high_open=True), dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
+    p.add_argument("--seed", type=at_least(0), default=0)
     p.add_argument("--backend", choices=["xla", "iree"], default="xla")
     p.add_argument("--device", choices=["cpu", "gpu"], help="where to run (default: jax's default, a GPU if one "
                    "is there); gpu needs pip install -e '.[cuda]'")
-    p.add_argument("--devices", type=int, default=1, help="data-parallel over this many devices of each process "
+    p.add_argument("--devices", type=at_least(1), default=1, help="data-parallel over this many devices of each process "
                    "(xla; on the CPU verigrad sets jax_num_cpu_devices itself)")
-    p.add_argument("--num-processes", type=int, default=1, dest="num_processes",
+    p.add_argument("--num-processes", type=at_least(1), default=1, dest="num_processes",
                    help="data-parallel over this many processes (jax.distributed; each runs this command with its "
                         "own --process-id; on the CPU the gradient all-reduce runs over gloo)")
-    p.add_argument("--process-id", type=int, dest="process_id", help="this process's index, 0 .. N-1")
+    p.add_argument("--process-id", type=at_least(0), dest="process_id", help="this process's index, 0 .. N-1")
     p.add_argument("--coordinator", metavar="HOST:PORT", help="where process 0 listens for the others")
     p.add_argument("--ckpt", metavar="DIR", help="write a checkpoint here after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --ckpt")
@@ -56,19 +57,49 @@ def add_arguments(p):
 
 
 def _render(args, usage):
-    from verigrad.nn.builder import is_spec, load
-    name = load(args.target).name if is_spec(args.target) else args.target
-    out = Path(args.out or Path(".verigrad-cache") / name)
+    """The directory of a net given by name: ``--out``, or the cache folder for these
+    options (``verigrad.render.cache``, shared with ``verigrad render``), rendered,
+    certified and tied unless a complete render is already there."""
+    from verigrad.render import TieFailed, cache, render
+    from . import manifest
     opts = {"batch": args.batch or 64, "opt": args.opt or "adamw",
             "drop_path": 0.1 if args.drop_path is None else args.drop_path}
     if args.target == "reference":
         from . import reference
+        out = Path(args.out or Path(".verigrad-cache") / "reference")
         return reference.write(out, opts["batch"], opt=opts["opt"], drop_path=opts["drop_path"])
-    from verigrad.render import TieFailed, render
+    out = Path(args.out) if args.out else cache.directory(args.target, **opts)
+    if not args.out and cache.rendered(out):
+        try:                    # reused as it is; ensure_tied ties its exact bytes again before training
+            manifest.load(out)
+            return out
+        except manifest.ManifestError:
+            pass                # an interrupted or damaged render: render it again
     try:                    # rendered, certified and tied, as `verigrad render` does
         return Path(render(args.target, out, certify=True, **opts))
     except TieFailed as e:
         raise usage(f"{e} (not trained)") from None
+
+
+def _check_paths(args, named: bool):
+    """Every path the run will write or read, checked before any work."""
+    from verigrad.options import output_file, output_folder
+    from verigrad.errors import UsageError
+    from . import checkpoint
+    if args.out:
+        if not named:
+            from verigrad.errors import CommandLineError
+            raise CommandLineError(f"--out is where a net given by name is rendered; {args.target} is not one")
+        output_folder(args.out, "--out")
+    if args.ckpt:
+        output_folder(args.ckpt, "--ckpt", create=not args.resume)
+        if args.resume:
+            try:
+                checkpoint.load(args.ckpt)
+            except checkpoint.CheckpointError as e:
+                raise UsageError(f"--resume: {e}") from None
+    if args.params:
+        output_file(args.params, "--params")
 
 
 def ensure_tied(directory, progress: bool):
@@ -92,18 +123,22 @@ def run(args) -> int:
     from verigrad.nn.builder import is_spec
     from . import dataset, distributed, params_io
 
+    from verigrad.errors import CommandLineError
     target = Path(args.target)
     spec = is_spec(args.target)
+    named = spec or args.target in NETS + ("reference",)     # a net given by name, never a folder of that name
     if args.resume and not args.ckpt:
-        raise UsageError("--resume needs --ckpt DIR (where the checkpoint is)")
-    if args.epochs < 1:
-        raise UsageError(f"--epochs must be >= 1, got {args.epochs}")
+        raise CommandLineError("--resume needs --ckpt DIR (where the checkpoint is)")
     if args.params and Path(args.params).suffix not in params_io.SUFFIXES:
-        raise UsageError(f"--params {args.params}: should end in .safetensors or .npz")
+        raise CommandLineError(f"--params {args.params}: should end in .safetensors or .npz")
     if args.test and not args.data:
-        raise UsageError("--test needs --data (digits has its own test split)")
-    if not (spec or target.exists() or args.target in NETS + ("reference",)):
+        raise CommandLineError("--test needs --data (digits has its own test split)")
+    if not (named or target.is_dir()):
         raise UsageError(f"{args.target}: neither a rendered directory nor a net ({', '.join(NETS)}, or FILE.py:NAME)")
+    if not named and not (target / "manifest.json").is_file():
+        raise UsageError(f"{args.target}: not a rendered directory (no manifest.json; render one with "
+                         f"`verigrad render NET --out {args.target}`)")
+    _check_paths(args, named)
     try:                        # before jax starts: the platform, the CPU device count, the other processes
         placement = distributed.setup(args.device, args.devices, args.coordinator, args.num_processes,
                                       args.process_id)
@@ -119,8 +154,8 @@ def run(args) -> int:
             directory = _render(args, UsageError)
         except ValueError as e:                 # NetworkError: one line naming the piece
             raise UsageError(str(e)) from None
-    elif target.exists():
-        directory = target if target.is_dir() else target.parent
+    elif not named:
+        directory = target
     else:
         if placement.process_count > 1:
             raise UsageError(f"with --num-processes, train a rendered directory (verigrad render {args.target} "
@@ -131,7 +166,7 @@ def run(args) -> int:
         m = manifest.load(directory)
         for flag, value, rendered in (("--batch", args.batch, m.batch), ("--opt", args.opt, m.optimizer["name"]),
                                       ("--drop-path", args.drop_path, m.drop_path)):
-            if value is not None and value != rendered and target.exists() and not spec:
+            if value is not None and value != rendered and not named:
                 raise UsageError(f"{flag} {value} differs from {rendered}, which {directory}/manifest.json was "
                                  f"rendered with; render again to change it")
         if isinstance(user_data, dataset.Arrays):       # against the network, before the tie and any step

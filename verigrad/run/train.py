@@ -305,28 +305,40 @@ def _local(a):
 
 
 class _progress:
-    """A rich progress bar over steps showing the loss and the last test accuracy (or
-    nothing, for ``--json`` and tests)."""
+    """Progress on stderr (or nothing, for ``--json`` and tests): a rich bar over steps
+    showing the loss and the last test accuracy on a terminal; otherwise one line per
+    epoch, so a log shows the run as it goes."""
 
     def __init__(self, enabled, net, total, done):
         self.enabled, self.net, self.total, self.done = enabled, net, total, done
 
     def __enter__(self):
         if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-            self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                              TextColumn("{task.fields[status]}"), TimeRemainingColumn(), transient=False)
-            self.p.__enter__()
-            self.task = self.p.add_task(f"train {self.net}", total=self.total, completed=self.done, status="")
+            from rich.console import Console
+            console = Console(stderr=True)
+            self.tty = console.is_terminal
+            if self.tty:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+                self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TextColumn("{task.fields[status]}"), TimeRemainingColumn(), transient=False,
+                                  console=console)
+                self.p.__enter__()
+                self.task = self.p.add_task(f"train {self.net}", total=self.total, completed=self.done, status="")
         return self
 
     def advance(self, epoch, loss, acc, n=1):
-        if self.enabled:
-            status = f"epoch {epoch + 1}  loss {loss:.4f}" + ("" if acc is None else f"  test acc {acc:.2%}")
+        if not self.enabled:
+            return
+        status = f"epoch {epoch + 1}  loss {loss:.4f}" + ("" if acc is None or acc != acc else f"  test acc {acc:.2%}")
+        if self.tty:
             self.p.update(self.task, advance=n, status=status)
+        elif n == 0:                    # the end of an epoch
+            import sys
+            sys.stderr.write(f"train {self.net}: {status}\n")
+            sys.stderr.flush()
 
     def __exit__(self, *exc):
-        if self.enabled:
+        if self.enabled and self.tty:
             self.p.__exit__(*exc)
         return False
 

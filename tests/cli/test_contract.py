@@ -1,0 +1,258 @@
+"""The command-line contract (docs/cli.md), one bad input per row, each run through the
+real ``verigrad`` command in a fresh process:
+
+- exit code 2 for an argument error (a command line that cannot be run as given: an
+  unknown option, a value out of its range, options that do not go together), 3 for
+  bad input (a file or folder that is missing, unreadable or cannot be written, a name
+  that is not there);
+- stderr is exactly one line, naming the problem (the row's ``says``), no traceback;
+- stdout is empty (no half report), and nothing is lost: the files in the working
+  folder are the same afterwards, unchanged, and nothing was written beside them (the
+  paths are checked before any work).
+"""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GOOD_VJP = '''
+import jax, jax.numpy as jnp
+
+@jax.custom_vjp
+def square(x):
+    return x * x
+
+def fwd(x):
+    return square(x), x
+
+def bwd(x, dy):
+    return (2 * x * dy,)
+
+square.defvjp(fwd, bwd)
+
+def plain(x):
+    return x * x
+'''
+
+
+def _truncated_checkpoint() -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, a0=np.zeros((64, 64), np.float32), __meta__=np.frombuffer(b'{"names": ["w"]}', np.uint8))
+    data = buf.getvalue()
+    return data[: len(data) // 2]
+
+
+def _manifest_only() -> bytes:
+    return b"{}"
+
+
+# Files made in the working folder before each case (path -> content).
+FILES = {
+    "afile": b"a file, not a folder\n",
+    "keep.txt": b"must survive every bad command\n",
+    "emptydir/.keep": b"",
+    "mlp/.keep": b"",                                  # a folder named like a net: `train mlp` means the net
+    "good.py": GOOD_VJP.encode(),
+    "broken.py": b"def f(x:\n    return x\n",
+    "raises.py": b"raise RuntimeError('boom at import')\n",
+    "notes.txt": b"not python\n",
+    "ck/checkpoint.npz": None,                         # filled with a truncated checkpoint
+    "ckempty/.keep": b"",
+    "rendered/manifest.json": b"{}",                   # looks rendered; the manifest is not valid
+    "notjson.json": b"{not json",
+    "list.json": b'[{"kind": "layer", "name": "dense", "status": "MAYBE"}]',
+}
+
+
+@dataclass
+class Case:
+    id: str
+    argv: list
+    code: int
+    says: str                     # a fragment of the one line on stderr (case-insensitive)
+    owner: str = ""               # who owns the command's internals, when it is not the CLI layer
+    env: dict = field(default_factory=dict)
+
+
+A, B = 2, 3      # argument error, bad input
+
+CASES = [
+    # -- the top-level parser ---------------------------------------------------------------
+    Case("top-unknown-command", ["nope"], A, "invalid choice"),
+    Case("top-unknown-option", ["--bogus"], A, "unrecognized arguments"),
+    Case("top-missing-target", ["train"], A, "required"),
+    Case("top-option-of-another-command", ["verify", "--epochs", "3"], A, "unrecognized arguments: --epochs"),
+    Case("top-typo-in-option", ["certificates", "--jsn"], A, "unrecognized arguments: --jsn"),
+
+    # -- certify (its internals: verigrad/certify/command.py) -------------------------------
+    Case("certify-missing-file", ["certify", "missing.py:f", "--shape", "x=n"], B, "no such file", "certify"),
+    Case("certify-not-python", ["certify", "notes.txt:f", "--shape", "x=n"], B, "not a Python file", "certify"),
+    Case("certify-no-name", ["certify", "good.py:nothing", "--shape", "x=n"], B, "nothing", "certify"),
+    Case("certify-not-custom-vjp", ["certify", "good.py:plain", "--shape", "x=n"], B, "custom_vjp", "certify"),
+    Case("certify-syntax-error", ["certify", "broken.py:f", "--shape", "x=n"], B, "syntax error", "certify"),
+    Case("certify-import-raises", ["certify", "raises.py:f", "--shape", "x=n"], B, "boom at import", "certify"),
+    Case("certify-shape-negative", ["certify", "good.py:square", "--shape", "x=-1,d"], A, "-1", "certify"),
+    Case("certify-shape-may-be-negative", ["certify", "good.py:square", "--shape", "x=n-5,d"], A, "n-5", "certify"),
+    Case("certify-shape-unknown-dtype", ["certify", "good.py:square", "--shape", "x=n:float16"], A, "float16",
+         "certify"),
+    Case("certify-shape-without-equals", ["certify", "good.py:square", "--shape", "xn"], A, "ARG=DIMS", "certify"),
+    Case("certify-shape-of-no-argument", ["certify", "good.py:square", "--shape", "y=n"], B, "'y'", "certify"),
+    Case("certify-no-shape", ["certify", "good.py:square"], B, "--shape", "certify"),
+    Case("certify-timeout-zero", ["certify", "good.py:square", "--shape", "x=n", "--timeout", "0"], A,
+         "--timeout", "certify"),
+    Case("certify-timeout-negative", ["certify", "good.py:square", "--shape", "x=n", "--timeout", "-5"], A,
+         "--timeout", "certify"),
+    Case("certify-timeout-not-a-number", ["certify", "good.py:square", "--shape", "x=n", "--timeout", "abc"], A,
+         "abc", "certify"),
+    Case("certify-proof-unwritable", ["certify", "good.py:square", "--shape", "x=n", "--proof", "afile/p.json"], B,
+         "afile", "certify"),
+
+    # -- verify -------------------------------------------------------------------------------
+    Case("verify-no-such-theorem", ["verify", "no_such_theorem_anywhere"], B, "no theorem matches"),
+    Case("verify-jobs-zero", ["verify", "--jobs", "0"], A, "--jobs"),
+    Case("verify-jobs-not-a-number", ["verify", "--jobs", "x"], A, "--jobs"),
+    Case("verify-axioms-of-nothing", ["verify", "--axioms", "no_such_theorem_anywhere"], B, "no theorem"),
+    Case("verify-missing-file", ["verify", "missing_theorem.py"], B, "missing_theorem.py"),
+    Case("verify-proofs-is-a-file", ["verify", "softmax.sums_to_one", "--proofs", "afile"], B, "afile"),
+    Case("verify-proofs-under-a-file", ["verify", "softmax.sums_to_one", "--proofs", "afile/traces"], B, "afile"),
+    Case("verify-proofs-unwritable", ["verify", "softmax.sums_to_one", "--proofs", "/sys/verigrad/t"], B,
+         "/sys/verigrad/t"),
+
+    # -- certificates ---------------------------------------------------------------------------
+    Case("certificates-unknown-part", ["certificates", "--only", "everything"], A, "everything"),
+    Case("certificates-unknown-layer", ["certificates", "--layers", "dense,no_such_layer"], B, "no_such_layer"),
+    Case("certificates-unknown-net", ["certificates", "--nets", "no_such_net"], B, "no_such_net"),
+    Case("certificates-proofs-is-a-file", ["certificates", "--only", "layers", "--layers", "dense", "--proofs",
+                                           "afile"], B, "afile"),
+    Case("certificates-proofs-unwritable", ["certificates", "--only", "layers", "--layers", "dense", "--proofs",
+                                            "/sys/verigrad/p"], B, "/sys/verigrad/p"),
+
+    # -- render -----------------------------------------------------------------------------------
+    Case("render-unknown-target", ["render", "no_such_net"], B, "no_such_net"),
+    Case("render-folder-without-manifest", ["render", "emptydir"], B, "emptydir"),
+    Case("render-batch-zero", ["render", "mlp", "--batch", "0"], A, "--batch"),
+    Case("render-batch-not-a-number", ["render", "mlp", "--batch", "x"], A, "--batch"),
+    Case("render-drop-path-one", ["render", "mlp", "--drop-path", "1"], A, "--drop-path"),
+    Case("render-drop-path-negative", ["render", "mlp", "--drop-path", "-0.1"], A, "--drop-path"),
+    Case("render-clip-zero", ["render", "mlp", "--clip", "0"], A, "--clip"),
+    Case("render-label-smoothing-too-big", ["render", "mlp", "--label-smoothing", "1.5"], A, "--label-smoothing"),
+    Case("render-weight-decay-negative", ["render", "mlp", "--weight-decay", "-1"], A, "--weight-decay"),
+    Case("render-unknown-optimizer", ["render", "mlp", "--opt", "adam"], A, "--opt"),
+    Case("render-out-is-a-file", ["render", "mlp", "--out", "afile"], B, "afile"),
+    Case("render-out-under-a-file", ["render", "mlp", "--out", "afile/mlp"], B, "afile"),
+    Case("render-out-unwritable", ["render", "mlp", "--out", "/sys/verigrad/mlp"], B, "/sys/verigrad/mlp"),
+    Case("render-missing-network-file", ["render", "missing_net.py:net"], B, "missing_net.py"),
+    Case("render-options-for-a-rendered-dir", ["render", "rendered", "--batch", "32"], A, "--batch"),
+    Case("render-broken-manifest", ["render", "rendered"], B, "manifest"),
+
+    # -- train ------------------------------------------------------------------------------------
+    Case("train-devices-zero", ["train", "mlp", "--devices", "0"], A, "--devices"),
+    Case("train-devices-negative", ["train", "mlp", "--devices", "-2"], A, "--devices"),
+    Case("train-batch-zero", ["train", "mlp", "--batch", "0"], A, "--batch"),
+    Case("train-lr-negative", ["train", "mlp", "--lr", "-1"], A, "--lr"),
+    Case("train-lr-zero", ["train", "mlp", "--lr", "0"], A, "--lr"),
+    Case("train-lr-not-finite", ["train", "mlp", "--lr", "nan"], A, "--lr"),
+    Case("train-epochs-zero", ["train", "mlp", "--epochs", "0"], A, "--epochs"),
+    Case("train-drop-path-one", ["train", "mlp", "--drop-path", "1"], A, "--drop-path"),
+    Case("train-seed-negative", ["train", "mlp", "--seed", "-1"], A, "--seed"),
+    Case("train-resume-without-ckpt", ["train", "mlp", "--resume"], A, "--ckpt"),
+    Case("train-params-suffix", ["train", "mlp", "--params", "weights.txt"], A, "--params"),
+    Case("train-unknown-target", ["train", "no_such_net"], B, "no_such_net"),
+    Case("train-a-file", ["train", "afile"], B, "afile"),
+    Case("train-folder-without-manifest", ["train", "emptydir"], B, "emptydir"),
+    Case("train-ckpt-is-a-file", ["train", "mlp", "--ckpt", "afile"], B, "afile"),
+    Case("train-ckpt-under-a-file", ["train", "mlp", "--ckpt", "afile/ck"], B, "afile"),
+    Case("train-ckpt-unwritable", ["train", "mlp", "--ckpt", "/sys/verigrad/ck"], B, "/sys/verigrad/ck"),
+    Case("train-resume-truncated", ["train", "mlp", "--ckpt", "ck", "--resume"], B, "unreadable checkpoint"),
+    Case("train-resume-nothing-there", ["train", "mlp", "--ckpt", "ckempty", "--resume"], B, "no checkpoint"),
+    Case("train-out-is-a-file", ["train", "mlp", "--out", "afile"], B, "afile"),
+    Case("train-out-for-a-directory", ["train", "rendered", "--out", "elsewhere"], A, "--out"),
+    Case("train-params-under-a-file", ["train", "mlp", "--params", "afile/p.npz"], B, "afile"),
+    Case("train-broken-manifest", ["train", "rendered"], B, "manifest"),
+
+    # -- html ------------------------------------------------------------------------------------
+    Case("html-no-out", ["html"], A, "--out"),
+    Case("html-out-is-a-file", ["html", "--out", "afile", "--no-certificates"], B, "afile"),
+    Case("html-out-under-a-file", ["html", "--out", "afile/site", "--no-certificates"], B, "afile"),
+    Case("html-out-unwritable", ["html", "--out", "/sys/verigrad/site", "--no-certificates"], B,
+         "/sys/verigrad/site"),
+    Case("html-jobs-zero", ["html", "--out", "site", "--jobs", "0"], A, "--jobs"),
+    Case("html-unknown-layer", ["html", "--out", "site", "--layers", "no_such_layer"], B, "no_such_layer"),
+    Case("html-unknown-network", ["html", "--out", "site", "--networks", "no_such_net"], B, "no_such_net"),
+    Case("html-no-such-theorem", ["html", "--out", "site", "no_such_theorem_anywhere"], B, "no theorem matches"),
+    Case("html-certificates-missing", ["html", "--out", "site", "--certificates-from", "missing.json"], B,
+         "missing.json"),
+    Case("html-certificates-not-json", ["html", "--out", "site", "--certificates-from", "notjson.json"], B,
+         "not JSON"),
+    Case("html-certificates-bad-status", ["html", "--out", "site", "--certificates-from", "list.json"], B, "MAYBE"),
+    Case("html-two-sources", ["html", "--out", "site", "--no-certificates", "--certificates-from", "list.json"], A,
+         "not allowed with"),
+
+    # -- check ------------------------------------------------------------------------------------
+    Case("check-no-trace", ["check"], A, "required"),
+    Case("check-missing-trace", ["check", "missing.trace.json"], B, "missing.trace.json"),
+    Case("check-a-folder", ["check", "emptydir"], B, "emptydir"),
+]
+
+
+def _setup(folder: Path):
+    for rel, content in FILES.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_truncated_checkpoint() if content is None else content)
+
+
+def _snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
+            for p in sorted(folder.rglob("*")) if "__pycache__" not in p.parts}
+
+
+def run_cli(argv, cwd, env=None):
+    environment = dict(os.environ, JAX_PLATFORMS="cpu", VERIGRAD_WITNESS="0", COLUMNS="80",
+                       PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "verigrad.cli", *argv], cwd=cwd, capture_output=True, text=True,
+                          env=environment, timeout=300)
+
+
+def test_there_are_enough_cases_across_all_commands():
+    assert len(CASES) >= 60
+    assert len({c.id for c in CASES}) == len(CASES)
+    commands = {c.argv[0] for c in CASES if not c.id.startswith("top-")}
+    assert {"certify", "verify", "certificates", "render", "train", "html", "check"} <= commands
+    assert {c.code for c in CASES} == {2, 3}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_one_line_with_its_exit_code(case, tmp_path):
+    _setup(tmp_path)
+    before = _snapshot(tmp_path)
+    r = run_cli(case.argv, tmp_path, case.env)
+    lines = r.stderr.strip().splitlines()
+    assert "Traceback" not in r.stderr, r.stderr
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{r.stderr}"
+    assert r.returncode == case.code, (r.returncode, r.stderr)
+    line = lines[0]
+    assert line.startswith("verigrad") and "error:" in line, line
+    assert case.says.lower() in line.lower(), line
+    assert r.stdout == "", r.stdout
+    after = _snapshot(tmp_path)
+    assert after == before, f"files changed: {sorted(set(after) ^ set(before))}"
+
+
+def test_the_helper_of_the_contract_itself_can_fail(tmp_path):
+    """A good command passes none of the contract's error checks (so they test something)."""
+    _setup(tmp_path)
+    r = run_cli(["--version"], tmp_path)
+    assert r.returncode == 0 and r.stderr == "" and r.stdout.startswith("verigrad ")
+    assert _truncated_checkpoint()[:2] == b"PK" and not zipfile.is_zipfile(io.BytesIO(_truncated_checkpoint()))
