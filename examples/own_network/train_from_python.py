@@ -22,10 +22,15 @@ def batches(x, y, size):
 
 if __name__ == "__main__":
     from make_data import write
-    train, test = write(HERE / "data")
+    train, test = write(HERE / "build" / "data")          # build/ is ignored by git
     tr, te = np.load(train), np.load(test)
     result = fit(str(HERE / "net.py:net"), (tr["x"], tr["y"], te["x"], te["y"]), epochs=10, batch=32,
-                 out=HERE / "build")
+                 out=HERE / "build" / "own")
     print("test accuracy", result.summary.test_accuracy, "parameters in", result.params_file)
     logits = predict(result.directory, te["x"])
     print("predict: accuracy", float(np.mean(np.argmax(logits, -1) == te["y"])))
+    # An iterator of batches instead of arrays: a generator function, called each epoch.
+    from verigrad.run.dataset import Stream
+    stream = Stream(batches(tr["x"], tr["y"], 32), te["x"], te["y"], steps_per_epoch=len(tr["x"]) // 32)
+    again = fit(result.directory, stream, epochs=10, params=HERE / "build" / "own" / "stream.safetensors")
+    print("from batches: test accuracy", again.summary.test_accuracy)

@@ -213,7 +213,7 @@ class Stream:
         it = self.batches() if callable(self.batches) else self.batches
         if not hasattr(it, "__iter__"):
             raise DataError(f"{self.source}: gives a {type(it).__name__}, not an iterable of (x, y) batches")
-        if self._epochs and iter(it) is it:       # a one-shot iterator: it was used up by the first epoch
+        if self._epochs and not callable(self.batches) and iter(it) is it:   # a one-shot iterator, used up
             raise DataError(f"{self.source}: a one-shot iterator gives only one epoch; pass a function that "
                             "returns a new iterator (a generator function) to train for more")
         self._epochs += 1
