@@ -56,6 +56,17 @@ def _manifest_only() -> bytes:
     return b"{}"
 
 
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+_IMAGES = np.zeros((40, 8, 8, 1), np.float32)
+_NAN = _IMAGES.copy()
+_NAN[2, 3, 4, 0] = np.nan
+
+
 # Files made in the working folder before each case (path -> content).
 FILES = {
     "afile": b"a file, not a folder\n",
@@ -71,6 +82,12 @@ FILES = {
     "rendered/manifest.json": b"{}",                   # looks rendered; the manifest is not valid
     "notjson.json": b"{not json",
     "list.json": b'[{"kind": "layer", "name": "dense", "status": "MAYBE"}]',
+    # --data (verigrad.run.dataset) and predict
+    "x.npz": _npz(x=_IMAGES),
+    "nan.npz": _npz(x=_NAN, y=np.zeros(40, np.int64)),
+    "halves.npz": _npz(x=_IMAGES, y=np.full(40, 0.5)),
+    "nolabels.npz": _npz(x=_IMAGES),
+    "params.npz": _npz(w=np.zeros(3, np.float32)),
 }
 
 
@@ -180,6 +197,33 @@ CASES = [
     Case("train-params-under-a-file", ["train", "mlp", "--params", "afile/p.npz"], B, "afile"),
     Case("train-broken-manifest", ["train", "rendered"], B, "manifest"),
 
+    # -- train: your network (verigrad.nn.builder) and your data (verigrad.run.dataset) ----------
+    Case("train-data-missing", ["train", "mlp", "--data", "missing.npz"], B, "missing.npz", "run"),
+    Case("train-data-not-arrays", ["train", "mlp", "--data", "notes.txt"], B, "notes.txt", "run"),
+    Case("train-data-without-labels", ["train", "mlp", "--data", "nolabels.npz"], B, "no array 'y'", "run"),
+    Case("train-data-nan", ["train", "mlp", "--data", "nan.npz"], B, "NaN", "run"),
+    Case("train-data-labels-not-whole", ["train", "mlp", "--data", "halves.npz"], B, "not a whole number", "run"),
+    Case("train-test-without-data", ["train", "mlp", "--test", "x.npz"], A, "--test", "run"),
+    Case("train-processes-without-coordinator", ["train", "mlp", "--num-processes", "2"], A, "--coordinator", "run"),
+    Case("train-process-id-alone", ["train", "mlp", "--process-id", "1"], A, "--num-processes", "run"),
+    Case("train-gpu-without-one", ["train", "mlp", "--device", "gpu"], B, "no GPU", "run"),
+    Case("train-network-file-syntax-error", ["train", "broken.py:net"], B, "SyntaxError", "run"),
+    Case("train-network-file-raises", ["train", "raises.py:net"], B, "boom at import", "run"),
+    Case("train-network-file-no-such-name", ["train", "good.py:nothing"], B, "nothing", "run"),
+    Case("train-network-file-not-a-network", ["train", "good.py:square"], B, "not a network", "run"),
+
+    # -- predict ----------------------------------------------------------------------------------
+    Case("predict-no-data", ["predict", "rendered"], A, "--data", "run"),
+    Case("predict-out-suffix", ["predict", "rendered", "--data", "x.npz", "--out", "p.txt"], A, "--out", "run"),
+    Case("predict-not-rendered", ["predict", "emptydir", "--data", "x.npz"], B, "emptydir", "run"),
+    Case("predict-data-missing", ["predict", "rendered", "--data", "missing.npz"], B, "missing.npz", "run"),
+    Case("predict-data-nan", ["predict", "rendered", "--data", "nan.npz"], B, "NaN", "run"),
+    Case("predict-params-missing", ["predict", "rendered", "--data", "x.npz", "--params", "missing.safetensors"], B,
+         "missing.safetensors", "run"),
+    Case("predict-no-trained-params", ["predict", "rendered", "--data", "x.npz"], B, "params.safetensors", "run"),
+    Case("predict-broken-manifest", ["predict", "rendered", "--data", "x.npz", "--params", "params.npz"], B,
+         "manifest", "run"),
+
     # -- html ------------------------------------------------------------------------------------
     Case("html-no-out", ["html"], A, "--out"),
     Case("html-out-is-a-file", ["html", "--out", "afile", "--no-certificates"], B, "afile"),
@@ -229,7 +273,7 @@ def test_there_are_enough_cases_across_all_commands():
     assert len(CASES) >= 60
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv[0] for c in CASES if not c.id.startswith("top-")}
-    assert {"certify", "verify", "certificates", "render", "train", "html", "check"} <= commands
+    assert {"certify", "verify", "certificates", "render", "train", "predict", "html", "check"} <= commands
     assert {c.code for c in CASES} == {2, 3}
 
 

@@ -344,15 +344,25 @@ def test_bad_networks_and_options_are_one_line(work, tmp_path, capsys):
                                                                    "small)"),
         (["train", str(directory), "--device", "gpu"] if _no_gpu() else ["train", str(directory), "--devices", "0"],
          "--device gpu: jax finds no GPU" if _no_gpu() else "--devices must be >= 1"),
-        (["train", str(directory), "--num-processes", "2"], "needs --coordinator HOST:PORT and --process-id"),
-        (["train", str(directory), "--test", data], "--test needs --data"),
-        (["train", str(directory), "--params", "p.bin"], "should end in .safetensors or .npz"),
         (["predict", str(directory), "--data", data, "--params", str(tmp_path / "none.npz")], "no such file"),
         (["predict", str(tmp_path), "--data", data], "not a rendered directory"),
         (["predict", str(directory), "--data", _bad_npz(tmp_path, "p.npz", x=np.zeros((4, 3)))],
          "examples of shape (3,) (3 values); the network takes (8, 8, 1)"),
     ]:
         _one_line(capsys, 3, argv, match)
+
+
+def test_options_that_do_not_go_together_are_exit_2(work, capsys):
+    folder, directory, _ = work
+    data = str(folder / "train.npz")
+    for argv, match in [
+        (["train", str(directory), "--num-processes", "2"], "needs --coordinator HOST:PORT and --process-id"),
+        (["train", str(directory), "--process-id", "1"], "go with --num-processes"),
+        (["train", str(directory), "--test", data], "--test needs --data"),
+        (["train", str(directory), "--params", "p.bin"], "should end in .safetensors or .npz"),
+        (["predict", str(directory), "--data", data, "--out", "p.txt"], "--out p.txt: should end in .npz"),
+    ]:
+        _one_line(capsys, 2, argv, match)
 
 
 def _no_gpu():

@@ -58,9 +58,10 @@ from pathlib import Path
 from verigrad.nn import combinators as C
 from verigrad.nn import layers as L
 from verigrad.nn.layers.core import Layer, shape_str
+from verigrad.errors import VerigradError
 
 
-class NetworkError(ValueError):
+class NetworkError(VerigradError, ValueError):
     """A network definition that cannot be built or certified; one line naming the piece."""
 
 
@@ -721,7 +722,7 @@ def load_source(source: dict, check_hash: bool = False) -> Model:
         raise NetworkError(f"{path.name} defines no {name!r}" + (f" (its networks: {', '.join(defined)})" if defined
                                                                    else " (and no network)"))
     obj = getattr(module, name)
-    if callable(obj) and not isinstance(obj, Model):
+    if callable(obj) and not isinstance(obj, Model) and _no_arguments(obj):
         try:
             obj = obj()
         except NetworkError as e:
@@ -733,6 +734,16 @@ def load_source(source: dict, check_hash: bool = False) -> Model:
                            "(define it with verigrad.nn.builder.network(...))")
     _LOADED[key] = obj
     return obj
+
+
+def _no_arguments(fn) -> bool:
+    """Whether ``fn`` can be called with no arguments (a function returning a network)."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
 
 
 def _user_line(e, path):

@@ -144,6 +144,8 @@ def run(args) -> int:
                                       args.process_id)
         user_data = dataset.load(args.data, args.test) if args.data else None     # checked before any render or step
     except (distributed.PlacementError, dataset.DataError) as e:
+        if isinstance(e, CommandLineError):     # options that do not go together: exit 2
+            raise
         raise UsageError(str(e)) from None
     reference = False           # the plain-JAX reference step, written now: trained as such, labelled uncertified
     if spec:

@@ -21,12 +21,17 @@ processes with one each run the same partitioned program on the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from verigrad.errors import CommandLineError, VerigradError
 
 KINDS = ("cpu", "gpu")
 
 
-class PlacementError(ValueError):
+class PlacementError(VerigradError, ValueError):
     """A device or process setting that cannot be met; one line."""
+
+
+class PlacementArgumentError(PlacementError, CommandLineError):
+    """Options that do not go together (the command line's exit code 2)."""
 
 
 @dataclass
@@ -67,20 +72,23 @@ def setup(device: str | None = None, devices: int = 1, coordinator: str | None =
     import jax
 
     if device is not None and device not in KINDS:
-        raise PlacementError(f"unknown device {device!r} (known: {', '.join(KINDS)})")
+        raise PlacementArgumentError(f"unknown device {device!r} (known: {', '.join(KINDS)})")
     if not isinstance(devices, int) or devices < 1:
-        raise PlacementError(f"--devices must be >= 1, got {devices}")
+        raise PlacementArgumentError(f"--devices must be >= 1, got {devices}")
     if num_processes < 1:
-        raise PlacementError(f"--num-processes must be >= 1, got {num_processes}")
+        raise PlacementArgumentError(f"--num-processes must be >= 1, got {num_processes}")
     multi = num_processes > 1
     if multi:
         if coordinator is None or process_id is None:
-            raise PlacementError("--num-processes > 1 needs --coordinator HOST:PORT and --process-id I (0 .. P-1)")
+            raise PlacementArgumentError("--num-processes > 1 needs --coordinator HOST:PORT and --process-id I "
+                                         "(0 .. P-1)")
         if not 0 <= process_id < num_processes:
-            raise PlacementError(f"--process-id must be in 0 .. {num_processes - 1}, got {process_id}")
+            raise PlacementArgumentError(f"--process-id must be in 0 .. {num_processes - 1}, got {process_id}")
         host, _, port = coordinator.rpartition(":")
         if not host or not port.isdigit():
-            raise PlacementError(f"--coordinator should be HOST:PORT, got {coordinator!r}")
+            raise PlacementArgumentError(f"--coordinator should be HOST:PORT, got {coordinator!r}")
+    elif process_id not in (None, 0) or coordinator is not None:
+        raise PlacementArgumentError("--process-id and --coordinator go with --num-processes N (N > 1)")
     started = _initialized()
     if not started:
         if device == "cpu":

@@ -69,11 +69,12 @@ def run(args) -> int:
     from . import backend, dataset, distributed, manifest, params_io
     from .predict import Predictor
 
+    from verigrad.errors import CommandLineError
     directory = Path(args.directory)
+    if args.out and Path(args.out).suffix != ".npz":
+        raise CommandLineError(f"--out {args.out}: should end in .npz")
     if not (directory / "manifest.json").is_file():
         raise UsageError(f"{directory}: not a rendered directory (no manifest.json); render and train a network first")
-    if args.out and Path(args.out).suffix != ".npz":
-        raise UsageError(f"--out {args.out}: should end in .npz")
     try:
         placement = distributed.setup(args.device)
         x, y, source = _inputs(args.data)                  # checked before anything is tied or run
@@ -85,21 +86,24 @@ def run(args) -> int:
             default_params(directory)
         elif not Path(args.params).is_file():
             raise params_io.ParamsError(f"--params {args.params}: no such file")
+        m = manifest.load(directory)                       # a broken manifest is bad input (exit 3), not a tie
+        x = dataset.fit_shape(x, m.forward.role("batch_x")[0].shape[1:], f"{source}: x")     # before the tie
+        if y is not None:
+            dataset.check_range(y, m.classes, f"{source}: y")
         if args.json:
             pred = Predictor(directory, args.params, placement.local[0])
         else:
             from verigrad.render.command import ProgressBars
             with ProgressBars() as bars:
                 pred = Predictor(directory, args.params, placement.local[0], progress=bars)
-        x = dataset.fit_shape(x, pred.example_shape, f"{source}: x")
-        if y is not None:
-            dataset.check_range(y, pred.classes, f"{source}: y")
         logits = pred.logits(x)
     except NotTied as e:
         print(f"verigrad predict: {e}", file=sys.stderr)
         return 1
     except (dataset.DataError, params_io.ParamsError, distributed.PlacementError, manifest.ManifestError,
             StableHLOError, backend.ArgumentError, ValueError) as e:
+        if isinstance(e, CommandLineError):
+            raise
         raise UsageError(str(e)) from None
     labels = np.argmax(logits, axis=-1)
     out = Path(args.out) if args.out else directory / "predictions.npz"
