@@ -25,6 +25,13 @@ Options (each also a command-line flag of ``verigrad certify``):
   listed on the certificate; what is proved holds for every input satisfying them;
 - ``stop_gradient="jax"`` (default): ``stop_gradient`` has derivative zero, as when JAX
   differentiates the forward; ``"identity"``: the value passes (the mathematical reading);
+- ``mask_value_as_inf=True``: a finite mask value (a constant at most -1e8, such as
+  ``-0.7 * float32 max``) is read as -inf. By default it is the real number it is, and a
+  masked probability ``exp(M - m)`` is positive: a backward that treats it as zero is
+  then not the exact VJP (nor refutable in floating point). With the option the claim is
+  about the -inf reading, stated as an assumption: the code agrees with it wherever
+  ``exp(M - m)`` underflows to 0 (each row's best unmasked score above ``M + 745``), and
+  fully masked rows are not covered (NaN in the reading, uniform in the code);
 - ``timeout``: seconds for the whole run; ``claim_timeout``: seconds per claim (proof
   and search); ``budget``: the kernel's work budget per decision (monomial products).
   A claim past its limit is UNKNOWN with the reason, soon.
@@ -49,7 +56,8 @@ from .specs import parse_spec
 from .validate import confirm, plan_for, validate
 
 DEFAULT_BUDGET = 3_000_000       # monomial products per kernel decision (a few seconds)
-DEFAULT_SEARCH_SECONDS = 20.0    # the counterexample search of one claim
+DEFAULT_SEARCH_SECONDS = 8.0     # the counterexample search of one claim
+AFTER_REFUTED_SECONDS = 2.0      # ... once another claim of the certificate is refuted
 
 
 @dataclass
@@ -74,6 +82,7 @@ class VjpCertificate(Certificate):
         out["assumptions"] = list(self.assumptions)
         out["hypotheses"] = list(self.hypotheses)
         out["validation"] = self.validation
+        out["detail"] = self.detail
         out["claims"] = {c.name: {"status": c.status, "seconds": round(c.seconds, 6), "detail": c.detail}
                          for c in self.claims()}
         if self.settings:
@@ -98,7 +107,7 @@ class _Run:
 def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None = None, progress=None,
             output=None, wrt=None, minimum: dict | None = None, assume=(), stop_gradient: str = "jax",
             claim_timeout: float | None = None, budget: int | None = DEFAULT_BUDGET,
-            search_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> VjpCertificate:
+            search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False) -> VjpCertificate:
     """Certify the ``jax.custom_vjp`` (or ``jax.custom_gradient``) ``fn``: its fwd rule
     computes ``fn`` and its bwd rule is the exact VJP, for every size. ``shapes`` maps each
     positional argument to its shape; any argument may be given a Python value instead
@@ -106,6 +115,7 @@ def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None 
     run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
     specs, statics = _specs(shapes)
     settings = _settings(output, wrt, minimum, stop_gradient)
+    settings.mask_as_inf = bool(mask_value_as_inf)
     what = name or getattr(fn, "__name__", None) or "f"
     _step(progress, "tracing and importing")
     try:
@@ -118,14 +128,61 @@ def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None 
         return _size_branch(what, specs, e, run.t0)
     except Timeout as e:
         return _timed_out(what, specs, e, run, "while tracing and importing")
+    except JaxprImportError as e:
+        if isinstance(e, BadInput) or getattr(e, "bad_input", False) or type(e).__name__ == "SpecError":
+            raise
+        return _refused(fn, what, specs, statics, settings, e, run, assume, progress)
     return _decide(ob, run, progress, assume)
+
+
+def _refused(fn, name, specs, statics, settings, e, run: _Run, assume, progress) -> VjpCertificate:
+    """The importer refuses the code (exact or refuse): nothing can be proved. A wrong
+    backward may still be REFUTED by running JAX alone (``probe``); else UNKNOWN with the
+    importer's reason."""
+    from . import probe
+    from .obligations import custom_gradient_function, parameter_defaults, positional_parameters
+    inner = custom_gradient_function(fn)
+    primal = (lambda *a: inner(*a)[0]) if inner is not None else fn.fun
+    params = positional_parameters(inner if inner is not None else fn.fun)
+    statics = dict(statics)
+    for p, v in parameter_defaults(inner if inner is not None else fn.fun).items():
+        if p not in specs and p not in statics:
+            statics[p] = v
+    why = f"not imported: {e}"
+    ce = None
+    if not assume:      # a precondition cannot be honoured without the import: no search
+        _step(progress, "running JAX to look for a counterexample")
+        try:
+            left = run.at - time.perf_counter() if run.at else None
+            with deadline(run.at, "the run", run.timeout):
+                ce = probe.search(fn, primal, params, specs, statics, settings.outputs, settings.minimum,
+                                  min(x for x in (run.search_seconds or 15.0, left) if x is not None))
+        except Timeout:
+            ce = None
+        except Exception as err:  # noqa: BLE001 - the probe is a bonus; the reason stands
+            why += f"; running JAX to look for a counterexample failed: {type(err).__name__}"
+    wrt = {}
+    for a, s in specs.items():
+        if s.kind != "real" or (settings.wrt is not None and a not in settings.wrt):
+            continue
+        if ce is not None and ce.argument == a:
+            wrt[a] = Certificate(a, "REFUTED", f"bwd(x, dy)[{a}] = J^T dy", counterexample=ce,
+                                 detail=f"{why}; refuted by running JAX (the backward against jax.vjp of the "
+                                        "undecorated forward, confirmed by finite differences)")
+        else:
+            wrt[a] = Certificate(a, "UNKNOWN", f"bwd(x, dy)[{a}] = J^T dy", detail=why)
+    status = "REFUTED" if ce is not None else "UNKNOWN"
+    return VjpCertificate(name, status, f"custom backward of {name} = J^T dy for all sizes", wrt=wrt,
+                          counterexample=ce, detail=why, seconds=time.perf_counter() - run.t0,
+                          sizes={s.name: ",".join(s.dims) for s in specs.values()},
+                          validation=f"not run: the import stopped: {e}")
 
 
 def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, timeout: float | None = None,
                 progress=None, output=None, wrt=None, minimum: dict | None = None, assume=(),
                 stop_gradient: str = "jax", claim_timeout: float | None = None,
                 budget: int | None = DEFAULT_BUDGET,
-                search_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> VjpCertificate:
+                search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False) -> VjpCertificate:
     """Certify ``backward(*primals, dy)`` (one cotangent per primal) as the VJP of
     ``forward`` for every size."""
     run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
@@ -133,6 +190,7 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
     if statics:
         raise BadInput(f"certify_vjp takes shapes only; {', '.join(statics)} given values")
     settings = _settings(output, wrt, minimum, stop_gradient)
+    settings.mask_as_inf = bool(mask_value_as_inf)
     what = name or getattr(forward, "__name__", "forward")
     _step(progress, "tracing and importing")
     try:
@@ -260,6 +318,10 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
                                      detail=f"not attempted: the run's limit of {run.timeout:g} s passed"))
             continue
         _step(progress, f"proving {claim.label}")
+        if any(c.status == "REFUTED" for c in certs) and run.search_seconds:
+            # the certificate is refuted already: the other claims' searches are kept short
+            run = _Run(run.timeout, run.claim_timeout, run.budget, min(run.search_seconds, AFTER_REFUTED_SECONDS),
+                       run.t0)
         certs.append(_claim(ob, claim, run, progress))
     forward = [c for c in certs if c.name.startswith("forward output ")]
     wrt = {c.name: c for c in certs if not c.name.startswith("forward output ")}
@@ -382,6 +444,19 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
                 values[c] = values[c] * 0.0
         return values
 
+    def repair(values, sizes, rng):
+        """A draw at which JAX's forward is not finite (sqrt of a negative) says nothing:
+        draw again (the same distribution, fresh values) a few times."""
+        if _defined(ob, values):
+            return
+        kind = counterexample.CURRENT.get("kind", "N(0,1)")
+        for k in range(8):
+            fresh = sampler(list(values), sizes, kind if k < 6 else "positive", rng)
+            if _defined(ob, fresh):
+                values.clear()
+                values.update(fresh)
+                return
+
     search_at = t0 + run.search_seconds if run.search_seconds else None
     at2 = min((x for x in (at, search_at) if x is not None), default=None)
     try:
@@ -395,7 +470,7 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
             sizes = counterexample.size_assignments([got, expected])
             sizes += [sz for sz in plan_for(ob) if sz not in sizes]
             found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed,
-                                          exact=exact)
+                                          exact=exact, prepare=repair)
     except Timeout as e:
         if e.what == "the run" and limit_what != "the run":
             raise

@@ -55,8 +55,9 @@ class Counterexample:
     def __str__(self):
         sz = ", ".join(f"{k}={v}" for k, v in self.sizes.items()) or "no sizes"
         where = f"draw {self.inputs_seed}" + (f", {self.distribution}" if self.distribution else "")
+        expected, got = shown_apart(self.expected, self.got)
         return (f"at {sz} ({where}), {self.argument}[{', '.join(map(str, self.index))}]: "
-                f"expected {self.expected:.6g}, got {self.got:.6g}")
+                f"expected {expected}, got {got}{difference(self.expected, self.got)}")
 
     def details(self) -> list:
         """Lines showing every input and cotangent (small arrays in full)."""
@@ -107,6 +108,38 @@ def load_counterexample(path: str) -> Counterexample:
     return Counterexample(meta["sizes"], meta["argument"], tuple(meta["index"]), meta["expected"], meta["got"],
                           meta["inputs_seed"], inputs, cots, meta.get("outputs", []), meta.get("statics", {}),
                           meta.get("distribution", ""))
+
+
+ROUNDING = 1e-12     # a value this small is shown as 0 (float64 rounding of an exact zero)
+
+
+def shown_apart(a: float, b: float, digits: int = 6) -> tuple[str, str]:
+    """``a`` and ``b`` as text with enough significant digits that they read different
+    (6 at least, up to 17), so that a difference never looks like noise: 0.0496898 and
+    0.0497 become 0.04968977 and 0.04970012. A value within ``ROUNDING`` of zero reads
+    ``0`` (with its float value after it when that is not exactly 0)."""
+    def one(x: float, p: int) -> str:
+        if x != x or x in (float("inf"), float("-inf")):
+            return str(x)
+        if abs(x) < ROUNDING:
+            return "0" if x == 0 else f"0 (rounding: {x:.2g})"
+        return f"{x:.{p}g}"
+    p = digits
+    while p < 17 and one(a, p) == one(b, p) and a != b:
+        p += 1
+    return one(a, p), one(b, p)
+
+
+def difference(a: float, b: float) -> str:
+    """`` (differs by D, relatively R)`` for two finite values, else ''."""
+    try:
+        d = abs(float(b) - float(a))
+    except (TypeError, ValueError):
+        return ""
+    if d != d or d in (float("inf"),) or d == 0:
+        return ""
+    scale = max(abs(a), abs(b))
+    return f" (differs by {d:.3g}" + (f", relatively {d / scale:.2g})" if scale >= ROUNDING else ")")
 
 
 @dataclass

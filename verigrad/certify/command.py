@@ -47,6 +47,9 @@ TARGET_OPTIONS = [
     (("--stop-gradient",), dict(dest="stop_gradient", choices=("jax", "identity"), default=None,
                                 help="jax (default): stop_gradient has derivative zero, as JAX differentiates the "
                                      "forward; identity: the value passes (the mathematical reading)")),
+    (("--mask-value-as-inf",), dict(dest="mask_value_as_inf", action="store_true", default=None,
+                                    help="read a finite mask value (a constant <= -1e8) as -inf; stated as an "
+                                         "assumption (fully masked rows are then not covered)")),
     (("--save-counterexample",), dict(dest="save_counterexample", default=None, metavar="FILE.npz",
                                       help="write a refutation's sizes, inputs, cotangents and values to FILE.npz")),
 ]
@@ -208,8 +211,8 @@ def run(args) -> int:
     if not tokens:
         raise UsageError("expected PATH.py:NAME (a module-level jax.custom_vjp), then its --shape options")
     base = {k: getattr(args, k, None) for k in ("shape", "static", "output", "wrt", "min", "assume", "stop_gradient",
-                                               "save_counterexample", "json", "timeout", "claim_timeout", "budget",
-                                               "proof")}
+                                               "mask_value_as_inf", "save_counterexample", "json", "timeout",
+                                               "claim_timeout", "budget", "proof")}
     groups = split_targets(tokens)
     if groups and groups[0][0] is None:
         raise UsageError(f"unexpected {groups[0][1][0]!r} before the first target")
@@ -355,7 +358,8 @@ def _one(target: str, opts: dict, glob: dict, at, quiet: bool) -> dict:
     from .api import DEFAULT_BUDGET, certify
     kw = dict(timeout=None, output=opts.get("output"), wrt=opts.get("wrt"), minimum=minimum,
               assume=opts.get("assume") or (), stop_gradient=opts.get("stop_gradient") or "jax",
-              claim_timeout=glob.get("claim_timeout"), budget=glob.get("budget") or DEFAULT_BUDGET)
+              claim_timeout=glob.get("claim_timeout"), budget=glob.get("budget") or DEFAULT_BUDGET,
+              mask_value_as_inf=bool(opts.get("mask_value_as_inf")))
     if at is not None:
         kw["timeout"] = max(at - time.perf_counter(), 1e-3)
     try:

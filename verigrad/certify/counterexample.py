@@ -131,6 +131,7 @@ def _rel(a: np.ndarray, b: np.ndarray, floor: float = 1e-6) -> np.ndarray:
 
 
 _UNSET = object()
+CURRENT: dict = {"kind": "N(0,1)"}     # the distribution being drawn (read by ``prepare`` hooks)
 
 
 def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict | None = None,
@@ -166,6 +167,7 @@ def search(got: Term, expected: Term, argument: str, seeds=(0, 1), fixed: dict |
         draws = []
         for kind in kinds:
             rng = np.random.default_rng(seed_for(kind, sz))
+            CURRENT["kind"] = kind             # a prepare hook that redraws keeps the distribution
             values = sampler(variables, sz, kind, rng)
             values.update(fixed or {})
             if prepare is not None:

@@ -16,9 +16,10 @@ from scipy.special import erf as _erf
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
+from verigrad.errors import VerigradError
 
 
-class EvalError(Exception):
+class EvalError(VerigradError):
     pass
 
 
@@ -218,10 +219,14 @@ class _Eval:
         if isinstance(t, T.Add):
             return sum(ev(a, ienv) for a in t.terms)
         if isinstance(t, T.Mul):
-            out = 1.0
+            out, zero = 1.0, False
             for a in t.terms:
-                out = out * ev(a, ienv)
-            return out
+                f = ev(a, ienv)
+                out = out * f
+                zero = zero | (np.asarray(f) == 0)
+            # an exact zero factor makes the product 0 even where another factor overflowed
+            # float64 (exp of a huge finite argument): the terms are about exact reals
+            return np.where(zero, 0.0, out) if np.any(zero) else out
         if isinstance(t, T.Pow):
             return _pow(ev(t.base, ienv), t.exponent)
         if isinstance(t, T.Func):
@@ -283,7 +288,9 @@ class _Eval:
                 sub = _Eval(self.sizes, {**self.values, t.var: moved}, self.functions)
                 return sub.tensor(t.body, ienv)
 
-            return _central(at)
+            x0 = abs(float(base[pos])) if base.size else 0.0
+            # a coordinate far below the usual step (sqrt near 0): steps at its own scale
+            return _central(at, 1e-5 if x0 == 0 or x0 >= 1e-2 else max(1e-3 * x0, 1e-12))
         raise EvalError(f"cannot evaluate {type(t).__name__}")
 
     def _apply(self, fn, args):

@@ -130,6 +130,12 @@ def real_values(shape: tuple, kind: str, rng: np.random.Generator, thresholds=()
     near = ts[rng.integers(0, len(ts), shape)] if shape else ts[rng.integers(0, len(ts))]
     gap = np.exp(rng.uniform(np.log(1e-3), np.log(0.3), shape)) * np.where(rng.random(shape) < 0.5, -1.0, 1.0)
     straddle = near + gap * np.maximum(1.0, np.abs(near)) ** 0.5
+    # a small constant (1/(4 m^2) = 2.5e-7) is straddled at its own scale too: the values
+    # just above and below it keep their sign, where a function may be defined only for one
+    small = (np.abs(near) < 1e-2) & (near != 0)
+    relative = near * (1.0 + np.exp(rng.uniform(np.log(1e-2), np.log(0.9), shape))
+                       * np.where(rng.random(shape) < 0.5, -1.0, 1.0))
+    straddle = np.where(small, relative, straddle)
     if kind == "straddle":
         return np.asarray(straddle, dtype=np.float64)
     if kind == "mixed":

@@ -125,6 +125,7 @@ class Settings:
     minimum: dict = field(default_factory=dict)
     stop_gradient: str = "identity"
     defaults: dict = field(default_factory=dict)
+    mask_as_inf: bool = False
 
 
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
@@ -185,6 +186,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
                                        else jax.dtypes.float0) for leaf in out_leaves]
 
     importer = Importer()
+    importer.mask_as_inf = settings.mask_as_inf
     arg_tensors = [argument_tensor(s, v, importer) for s, v in zip(arg_specs, variables)]
     # f is the differentiated function: stop_gradient as the settings read it
     importer.stop_mode = settings.stop_gradient
@@ -264,6 +266,9 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob = Obligations(name, list(zip(arg_specs, variables)), diff, cots, primal, fwd_out, cotangents,
                      Domain.of(importer, kinds, dtypes), list(importer.assumptions))
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
+    ob.mask_as_inf = settings.mask_as_inf
+    from .validate import has_narrow_types
+    ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
     ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
     ob.primal_fn = lambda *a: primal_fn(*full(a))
     ob.combined_fn = combined
@@ -285,7 +290,7 @@ def _with_defaults(settings, fn):
     settings = settings or Settings()
     if not settings.defaults:
         settings = Settings(settings.outputs, settings.wrt, settings.minimum, settings.stop_gradient,
-                            parameter_defaults(fn))
+                            parameter_defaults(fn), settings.mask_as_inf)
     return settings
 
 

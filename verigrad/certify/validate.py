@@ -162,11 +162,20 @@ def _narrow(dt) -> bool:
     return d.kind == "f" and d.itemsize < 8 or str(d) == "bfloat16"
 
 
+_MASK = {"on": False}      # constants <= -1e8 become -inf (the importer's mask_as_inf reading)
+
+
 def _widen_value(x):
     import jax.numpy as jnp
     dt = getattr(x, "dtype", None)
     if dt is not None and _narrow(dt):
-        return jnp.asarray(x, dtype=jnp.float64)
+        x = jnp.asarray(x, dtype=jnp.float64)
+        dt = x.dtype
+    import jax
+    if _MASK["on"] and dt is not None and np.dtype(dt).kind == "f" and not isinstance(x, jax.core.Tracer):
+        arr = np.asarray(x)
+        if np.any(arr <= -1e8):
+            x = jnp.asarray(np.where(arr <= -1e8, -np.inf, arr), dtype=dt)
     return x
 
 
@@ -219,32 +228,58 @@ def _eval_widened(jaxpr, consts, args):
     return [read(v) for v in jaxpr.outvars]
 
 
-def widened(fn):
-    """``fn`` computed with every narrower float type widened to float64."""
+def widened(fn, mask: bool = False):
+    """``fn`` computed with every narrower float type widened to float64 (and with
+    ``mask``, every constant at most -1e8 read as -inf)."""
     import jax
 
     def run(*args):
         closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
-        outs = _eval_widened(closed.jaxpr, closed.consts, args)
+        old = _MASK["on"]
+        _MASK["on"] = mask
+        try:
+            outs = _eval_widened(closed.jaxpr, closed.consts, args)
+        finally:
+            _MASK["on"] = old
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs)
     run.__name__ = getattr(fn, "__name__", "widened")
     return run
 
 
 def narrows(ob) -> bool:
-    """Whether the import read a narrowing float cast as the identity (an assumption)."""
-    return any(a.startswith("computes ") for a in getattr(ob, "assumptions", ()))
+    """Whether the code computes in a float type narrower than float64 anywhere (a cast
+    read as the identity under an assumption, or integers converted to float32): its JAX
+    run is then widened to the exact reals the claim is about."""
+    if any(a.startswith("computes ") for a in getattr(ob, "assumptions", ())):
+        return True
+    return bool(getattr(ob, "narrow_types", False))
+
+
+def has_narrow_types(closed) -> bool:
+    """Whether a (closed) jaxpr, calls included, has a value of a float type narrower than
+    float64."""
+    jaxpr = getattr(closed, "jaxpr", closed)
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if _narrow(getattr(v.aval, "dtype", np.float64)):
+                return True
+        for p in eqn.params.values():
+            inner = getattr(p, "jaxpr", None)
+            if inner is not None and hasattr(getattr(inner, "jaxpr", inner), "eqns") and has_narrow_types(inner):
+                return True
+    return False
 
 
 def functions(ob, sizes=None):
     """``(primal, combined)`` as the claims read them (widened where the code narrows)."""
     at_sizes = getattr(ob, "at_sizes", None)
     primal_fn, combined_fn = at_sizes(sizes) if (at_sizes and sizes is not None) else (ob.primal_fn, ob.combined_fn)
-    if narrows(ob):
+    mask = bool(getattr(ob, "mask_as_inf", False))
+    if narrows(ob) or mask:
         cache = ob.__dict__.setdefault("_widened", {})
         key = (primal_fn, combined_fn)
         if key not in cache:
-            cache[key] = (widened(primal_fn), widened(combined_fn))
+            cache[key] = (widened(primal_fn, mask), widened(combined_fn, mask))
         return cache[key]
     return primal_fn, combined_fn
 
@@ -575,4 +610,10 @@ def _fd_vjp(ob, args, cots, pos, index, primal_fn=None):
     h = 1e-3 * max(1.0, abs(x))
     a, b = directional(h), directional(h / 2)
     reliable = abs(a - b) <= 1e-7 * max(1.0, abs(a))
+    if not reliable and 0 < abs(x) < 1e-2:
+        # a point close to where the function stops being defined (sqrt near 0): steps at
+        # the scale of x itself
+        h = 1e-3 * abs(x)
+        a, b = directional(h), directional(h / 2)
+        reliable = abs(a - b) <= 1e-6 * max(1e-300, abs(a))
     return b, reliable

@@ -149,10 +149,14 @@ class Vectorized:
         if isinstance(t, T.Add):
             return sum(at(a, sub(a)) for a in t.terms)
         if isinstance(t, T.Mul):
-            out = 1.0
+            out, zero = 1.0, False
             for a in t.terms:
-                out = out * at(a, sub(a))
-            return out
+                f = at(a, sub(a))
+                out = out * f
+                zero = zero | (np.asarray(f) == 0)
+            # an exact zero factor makes the product 0 even where another factor overflowed
+            # float64 (exp of a huge finite argument): the terms are about exact reals
+            return np.where(zero, 0.0, out) if np.any(zero) else out
         if isinstance(t, T.Pow):
             return _pow(at(t.base, idx), t.exponent)
         if isinstance(t, T.Func):

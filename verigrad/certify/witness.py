@@ -60,6 +60,7 @@ ROUNDS = 3           # rounds of draws while too few satisfy the hypotheses and 
 NODE_CAP = 3000      # statements with more distinct subterms are skipped ("large")
 BUDGET_S = 0.04      # estimated seconds per statement, all its size assignments together
 RANDOM_MAX = 9       # random sizes are drawn up to this (or the lower bound)
+DEADLINE_S = 0.25    # CPU seconds per statement, whatever the estimate said: then it stops
 
 
 class WitnessError(AssertionError):
@@ -74,13 +75,15 @@ class Witness:
     when ``raise_errors`` is off, or the code under test swallowed the exception)."""
 
     def __init__(self, budget_s: float = BUDGET_S, node_cap: int = NODE_CAP, raise_errors: bool = True,
-                 seed: int = 0):
+                 seed: int = 0, deadline_s: float = DEADLINE_S):
         self.budget_s, self.node_cap, self.raise_errors = budget_s, node_cap, raise_errors
+        self.deadline_s = deadline_s
         self.rng = random.Random(seed)
         self.stats: Counter = Counter()
         self.failures: list[str] = []
         self.errors: list[str] = []       # evaluator crashes (skips, not failures), the first few
-        self.seconds = 0.0
+        self.seconds = 0.0                # wall time spent checking (and cpu_seconds, CPU time)
+        self.cpu_seconds = 0.0
         self.slowest: list = []           # (seconds, rule, lhs, rhs) of the ten slowest checks
         self._done: dict = {}
 
@@ -103,7 +106,7 @@ class Witness:
     def verdict(self, th) -> tuple[str, str | None]:
         """``check``, with the checker's own limits (an evaluator error) a skip, never a
         failure; timed in ``seconds``."""
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             with np.errstate(all="ignore"):
                 return self.check(th)
@@ -117,6 +120,7 @@ class Witness:
         finally:
             spent = time.perf_counter() - start
             self.seconds += spent
+            self.cpu_seconds += time.process_time() - cpu
             if len(self.slowest) < 10 or spent > self.slowest[0][0]:
                 self.slowest.append((spent, th.rule, th.lhs, th.rhs))
                 self.slowest.sort(key=lambda e: e[0])
@@ -140,6 +144,8 @@ class Witness:
         nodes = _dag(terms, self.node_cap)
         if nodes is None:
             return "skipped: large", None
+        if any(_beyond_float(t) for t in nodes):
+            return "skipped: constants beyond float64", None
         ranges = set()         # the ranges of every index, free or bound
         for t in nodes:
             ranges |= {v.size for v in t.free_idx}
@@ -153,21 +159,28 @@ class Witness:
         left, tried = self.budget_s, 0
         plan = list(_assignments(syms, rng))
         plan = (plan * 3)[:max(3, len(plan))]      # few size assignments: more draws at each
+        point.deadline, cut = time.process_time() + self.deadline_s, False
         for sizes in plan:
             est = cost.seconds(sizes)
             if est > left:
                 continue
             left -= est
-            tried += 1
             _t0 = time.perf_counter()
-            msg = _negative_range(th, ranges, sizes) or point.check(sizes, self.stats)
+            try:
+                msg = _negative_range(th, ranges, sizes) or point.check(sizes, self.stats)
+            except _TooSlow:
+                cut = True
+                break
+            tried += 1
             if _CALIB is not None:
                 _CALIB.append((point.tol == RTOL_DERIV, est, time.perf_counter() - _t0, len(nodes),
                                {k.name: v for k, v in sizes.items()}))
             if msg is not None:
                 return "failed", msg
         if not tried:
-            return "skipped: large", None
+            return ("skipped: slow" if cut else "skipped: large"), None
+        if cut:
+            self.stats["checked at fewer sizes: deadline"] += 1
         return "checked", None
 
 
@@ -180,13 +193,14 @@ class _Point:
     def __init__(self, th, lhs, rhs, conds, defs, nodes, rng):
         self.th, self.lhs, self.rhs, self.conds, self.defs, self.rng = th, lhs, rhs, conds, defs, rng
         self.tol = RTOL_DERIV if any(isinstance(t, T.Deriv) or isinstance(t, T.Vjp) for t in nodes) else RTOL
-        free = set()
-        for t in nodes:
+        free = set()        # the statement's variables (not the params an At binds)
+        for t in [lhs, rhs, *(t for _, t in conds), *(t for _, t in defs)]:
             free |= {a for a in t.atoms if isinstance(a, T.Var)}
         self.draw_vars = sorted(free - {v for v, _ in defs}, key=lambda v: v.skey)
         self.varying = bool(free)
         # integer data: more draws, since a statement may fail at one boundary value only
         self.draws = 1 if not free else DRAWS * (3 if any("integer" in v.facts for v in free) else 1)
+        self.deadline = math.inf
         self.fns = sorted({a for t in nodes for a in t.atoms if isinstance(a, (T.ScalarFn, T.TensorFn))},
                           key=lambda f: f.skey)
 
@@ -223,10 +237,11 @@ class _Point:
         values = dict(values)
         valid = np.ones(batch, dtype=bool)
         for v, t in self.defs:          # hypotheses v = t: v takes t's value
-            val = _evaluate([t], sizes, values, functions, batch)[0]
+            val = _evaluate([t], sizes, values, functions, batch, self.deadline)[0]
             valid &= _has_facts(v, val)
             values[v] = val
-        out = _evaluate([self.lhs, self.rhs] + [t for _, t in self.conds], sizes, values, functions, batch)
+        out = _evaluate([self.lhs, self.rhs] + [t for _, t in self.conds], sizes, values, functions, batch,
+                        self.deadline)
         for (kind, _), val in zip(self.conds, out[2:]):
             valid &= _holds(kind, val)
         where = [_mismatch(out[0][b], out[1][b], self.tol) if valid[b] else None for b in range(batch)]
@@ -246,6 +261,17 @@ def _negative_range(th, ranges, sizes) -> str | None:
     return None
 
 
+def _beyond_float(t) -> bool:
+    """A constant or exponent so large (a finite mask value, -0.7 * float32 max) that
+    float64 evaluation overflows where the exact reals do not: such a statement cannot be
+    witnessed numerically."""
+    if isinstance(t, T.Num):
+        return abs(t.value) > 1e12
+    if isinstance(t, T.Pow):
+        return abs(t.exponent) > 1e6
+    return False
+
+
 def _statement(th) -> str:
     try:
         return th.statement()
@@ -259,10 +285,14 @@ class _Fallback(Exception):
     """A term the batched evaluator does not take: evaluated entry by entry instead."""
 
 
-def _evaluate(terms, sizes, values, functions, batch) -> list:
+class _TooSlow(Exception):
+    """The statement's deadline passed."""
+
+
+def _evaluate(terms, sizes, values, functions, batch, deadline=math.inf) -> list:
     """Each term's value for a batch of draws (leading axis ``batch``)."""
     try:
-        ev = _Batched(sizes, values, batch, functions)
+        ev = _Batched(sizes, values, batch, functions, deadline)
         return [np.asarray(ev.tensor(t), dtype=np.float64) for t in terms]
     except _Fallback:
         from .evaluate import evaluate_many
@@ -274,9 +304,19 @@ class _Batched(Vectorized):
     derivatives (central differences in each entry of the variable, all index values at
     once), ``At`` at a closed point, and opaque functions of closed arguments."""
 
-    def __init__(self, sizes, values, batch, functions):
+    def __init__(self, sizes, values, batch, functions, deadline=math.inf, clock=None):
         super().__init__(sizes, values, batch)
-        self.functions = functions
+        self.functions, self.deadline = functions, deadline
+        self.clock = clock if clock is not None else [0]     # calls, shared with sub-evaluators
+
+    def at(self, t, idx, env, ndim):
+        self._tick()
+        return super().at(t, idx, env, ndim)
+
+    def _tick(self):
+        self.clock[0] += 1
+        if not self.clock[0] % 32 and time.process_time() > self.deadline:
+            raise _TooSlow
 
     def _at(self, t, idx, env, ndim):
         if isinstance(t, T.Deriv):
@@ -295,7 +335,7 @@ class _Batched(Vectorized):
         return super()._at(t, idx, env, ndim)
 
     def _sub(self, values: dict) -> "_Batched":
-        return _Batched(self.sizes, {**self.values, **values}, self.batch, self.functions)
+        return _Batched(self.sizes, {**self.values, **values}, self.batch, self.functions, self.deadline, self.clock)
 
     def _deriv(self, t, env, ndim):
         base = np.asarray(self.values[t.var], dtype=np.float64)
@@ -329,6 +369,7 @@ class _Batched(Vectorized):
         grid = lead + [int(self.size(v.size)) for v in free]
         res = np.zeros(tuple(grid) + concrete_shape(t.shape, self.sizes))
         for at in np.ndindex(*grid):
+            self._tick()
             a = [x[at] for x in args]
             if isinstance(t, T.Apply):
                 res[at] = fn(*a, out_shape=out_shape)

@@ -267,6 +267,7 @@ class Importer:
     onehot_vars: dict = field(default_factory=dict)
     stop_mode: str = "identity"
     stopped: list = field(default_factory=list)
+    mask_as_inf: bool = False      # a finite mask value <= -1e8 is read as -inf (an assumption, recorded)
 
     def run(self, closed, args: list) -> list:
         from jax.extend.core import Literal

@@ -150,12 +150,28 @@ def facts(ctx, t: Tensor) -> Facts:
     return f
 
 
+MASK_LIMIT = 1e8      # a finite mask value at most -MASK_LIMIT may be read as -inf (``mask_as_inf``)
+MASK_NOTE = ("the mask value {v:g} is read as -inf (--mask-value-as-inf): the code agrees with this reading "
+             "wherever exp(mask value - row max) underflows to 0, i.e. each row's largest unmasked score "
+             "exceeds the mask value by 745 (float64; 104 in float32); a fully masked row is NaN in this "
+             "reading and uniform in the code, so such rows are not covered")
+
+
+def masked_as_inf(ctx, v) -> bool:
+    """Whether the constant ``v`` is a mask value the importer reads as -inf."""
+    return bool(getattr(ctx, "mask_as_inf", False)) and v is not None and np.isfinite(v) and v <= -MASK_LIMIT
+
+
 def _default_facts(ctx, t: Tensor) -> Facts:
     """Facts of a value no rule made: an argument, a cotangent or a constant."""
     if t.kind in ("int", "bool"):
         return Facts(FINITE, "nonneg" if t.kind == "bool" else None, True)
     if t.const is not None:
         v = float(t.const)
+        if masked_as_inf(ctx, v):
+            _assume(ctx, MASK_NOTE.format(v=v))
+            return Facts(INF, None, False, f"the mask value {v:g} read as -inf",
+                         make_fin=lambda: _filled(t.shape, 0), make_ninf=lambda: _filled(t.shape, 1))
         if not np.isfinite(v):
             return Facts(NAN if v != v else INF, "pos" if v > 0 else None, False, f"the constant {v}",
                          make_fin=lambda: _filled(t.shape, 0),
@@ -551,6 +567,18 @@ def _by_kind(name, real=None, integer=None, boolean=None):
 
 for _name in ("add", "add_any", "sub", "mul", "neg", "square", "abs", "sign"):
     RULES[_name] = _by_kind(_name, _REAL[_name], _INT[_name])
+
+
+def _abs_rule(ctx, eqn, x):
+    """``abs``, remembering its operand: a comparison of ``|x|`` with a constant is then
+    written as a window on ``x`` (``_against_abs``)."""
+    out = _by_kind("abs", _REAL["abs"], _INT["abs"])(ctx, eqn, x)
+    if out.kind == "real":
+        ctx.__dict__.setdefault("_abs", {})[id(out)] = (out, x)
+    return out
+
+
+RULES["abs"] = _abs_rule
 for _name in ("exp", "exp2", "expm1", "log", "log1p", "tanh", "sin", "cos", "erf", "erfc", "logistic", "sqrt",
               "rsqrt"):
     RULES[_name] = _by_kind(_name, _REAL[_name])
@@ -874,6 +902,8 @@ def _comparison(rel):
                     return hit
             if how == "real" and not fins:
                 known = _against_extremum(ta, tb, rel)
+                if known is None:
+                    known = _against_abs(ctx, a, b, shape, idx, rel)
                 if known is not None:
                     return known
             if rel == "!=":
@@ -881,6 +911,26 @@ def _comparison(rel):
             return S.mul(ok, _compare(ta, tb, rel, how))
         return _note(ctx, Tensor(shape, entry, "bool"), Facts(sign="nonneg", integral=True))
     return apply
+
+
+def _against_abs(ctx, a, b, shape, idx, rel):
+    """``|x| rel c`` for a constant ``c >= 0`` as indicators of ``x`` itself:
+    ``|x| <= c`` is ``[x <= c][x >= -c]`` (a window, not an indicator of a piecewise term)."""
+    registry = ctx.__dict__.get("_abs", {})
+    flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+    for t, c, r in ((a, b, rel), (b, a, flip.get(rel, rel))):
+        x = registry.get(id(t))
+        if x is None or x[0] is not t or c.const is None or not np.isfinite(c.const) or c.const < 0:
+            continue
+        if r not in ("<", "<=", ">", ">="):
+            return None
+        v = x[1].at(_bidx(x[1], shape, idx))
+        cv = S.number(c.const)
+        strict = r in ("<", ">=")          # |x| < c and its complement |x| >= c
+        lo, hi = (">", "<") if strict else (">=", "<=")
+        inside = S.mul(S.real_compare(v, cv, hi), S.real_compare(v, S.neg(cv), lo))
+        return inside if r in ("<", "<=") else S.logical_not(inside)
+    return None
 
 
 def _member(t, m) -> bool:
@@ -1000,23 +1050,23 @@ def _select_entry(pred, cases, shape, idx, read=None):
     return out
 
 
-def _nonfinite_const(t: Tensor) -> bool:
-    return t.const is not None and not np.isfinite(t.const)
+def _nonfinite_const(t: Tensor, ctx=None) -> bool:
+    return t.const is not None and (not np.isfinite(t.const) or masked_as_inf(ctx, t.const))
 
 
 def _select_n(ctx, eqn, pred, *cases):
     shape, kind = _out(ctx, eqn)
-    if len(cases) == 2 and pred.kind == "bool" and sum(map(_nonfinite_const, cases)) == 1 \
+    if len(cases) == 2 and pred.kind == "bool" and sum(_nonfinite_const(c, ctx) for c in cases) == 1 \
             and kind == "real" and not (isinstance(pred.const, (int, float)) and pred.const is not None):
         # where(mask, s, -inf): the non-finite case's filler is the other case's value (the
         # facts say where the result is not finite), so the terms stay free of the mask
-        other = cases[0] if _nonfinite_const(cases[1]) else cases[1]
+        other = cases[0] if _nonfinite_const(cases[1], ctx) else cases[1]
 
         def filled(idx):
             p = pred.at(_bidx(pred, shape, idx))
             if S.num_value(p) is not None:
                 c = cases[int(S.num_value(p))]
-                return part(c, _bidx(c, shape, idx)) if not _nonfinite_const(c) else \
+                return part(c, _bidx(c, shape, idx)) if not _nonfinite_const(c, ctx) else \
                     other.at(_bidx(other, shape, idx))
             return other.at(_bidx(other, shape, idx))
         return Tensor(shape, filled, kind)

@@ -147,14 +147,14 @@ _CLOSED: list = []   # (value, term), sorted by value; built on first use
 _VALUES: list = []
 
 
-def _closed_form(v: float):
+def _closed_form(v: float, rel: float = 4.5e-16):
     import bisect
     if not _CLOSED:
         _CLOSED.extend(_closed_forms())
         _VALUES.extend(x for x, _ in _CLOSED)
     a = abs(v)
-    k = bisect.bisect_left(_VALUES, a * (1 - 5e-16))
-    if k < len(_VALUES) and abs(_VALUES[k] - a) <= 4.5e-16 * a:
+    k = bisect.bisect_left(_VALUES, a * (1 - rel - 5e-17))
+    if k < len(_VALUES) and abs(_VALUES[k] - a) <= rel * a:
         t = _CLOSED[k][1]
         return t if v > 0 else neg(t)
     return None
@@ -162,6 +162,7 @@ def _closed_form(v: float):
 
 ULPS = 4                 # how far (in units in the last place) a constant may be from its reading
 MAX_DENOMINATOR = 10 ** 7
+NARROW_MAX_DENOMINATOR = 1000
 
 
 def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
@@ -181,21 +182,24 @@ def _reading(v: float, dtype=None) -> Fraction:
     programmer's identities such as ``c + (1 - c) = 1`` hold), unless that needs a
     denominator beyond ``MAX_DENOMINATOR``; then the shortest decimal that rounds to it
     (``0.044715`` is ``44715/10^6``)."""
-    dec = Fraction(repr(v)) if dtype is None or np.dtype(dtype).itemsize >= 8 else \
-        Fraction(repr(float(np.asarray(v, dtype=dtype))))
+    wide = dtype is None or np.dtype(dtype).itemsize >= 8
+    dec = Fraction(repr(v)) if wide else \
+        Fraction(np.format_float_scientific(np.asarray(v, dtype=dtype)[()], unique=True))
     if v == int(v):
         return Fraction(int(v)) if abs(v) < 2 ** 53 else dec
     try:
         eps = float(np.finfo(dtype if dtype is not None else np.float64).eps)
     except (TypeError, ValueError):
         eps = float(np.finfo(np.float64).eps)
+    # in float32 (or narrower) four ulps are wide: only a small denominator is meant
+    limit = MAX_DENOMINATOR if wide else NARROW_MAX_DENOMINATOR
     a = abs(v)
     ulp = eps * 2.0 ** np.floor(np.log2(a))
     lo, hi = Fraction(a) - Fraction(ULPS * ulp), Fraction(a) + Fraction(ULPS * ulp)
     if lo <= 0:
         return dec
     q = simplest_between(lo, hi)
-    if q.denominator > MAX_DENOMINATOR or q.denominator >= dec.denominator:
+    if q.denominator > limit or q.denominator >= dec.denominator:
         return dec
     return q if v > 0 else -q
 
@@ -214,7 +218,8 @@ def number(v, dtype=None) -> Term:
     if not np.isfinite(v):
         raise NonFiniteConstant(f"the non-finite constant {v} reaches a value the kernel must represent")
     if v != int(v):
-        t = _closed_form(v)
+        narrow = dtype is not None and np.dtype(dtype).itemsize < 8
+        t = _closed_form(v, 4 * float(np.finfo(dtype).eps) if narrow else 4.5e-16)
         if t is not None:
             return t
     return Num(_reading(v, dtype))
