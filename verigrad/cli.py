@@ -76,11 +76,14 @@ def _one_line(text: str) -> str:
 
 
 def main(argv=None) -> int:
-    from .interrupts import say_interrupted, stop_on_interrupt
+    """Run the command line ``argv`` (default: the process's own, ``sys.argv[1:]``)."""
+    from .interrupts import exit_now, say_interrupted, stop_on_interrupt
     try:
         with stop_on_interrupt():
             return _main(argv)
     except KeyboardInterrupt:
+        if argv is None:            # the process is this command: leave now, not after the libraries'
+            exit_now()              # teardown (seconds for JAX's); every file was written atomically
         say_interrupted()
         return EXIT_INTERRUPTED
 

@@ -84,14 +84,27 @@ def show_table(out: Console, columns, rows, title: str | None = None, right=(), 
 
 
 def _pack(fields, width: int) -> list:
-    """``fields`` on lines of at most ``width`` columns (a field longer than a line has
-    one to itself): the first line indented 2, the rest 4, fields split by ``; ``."""
+    """``fields`` on lines of at most ``width`` columns, split by ``; ``: the first line
+    indented 2, the rest 4; a field longer than a line is wrapped at its spaces (a
+    single word longer than a line stays whole)."""
+    import textwrap
     lines, line = [], ""
     for f in fields:
         if line and len(line) + 2 + len(f) > width:
             lines.append(line)
             line = ""
-        line = (line + "; " + f) if line else ("    " if lines else "  ") + f
+        indent = "    " if lines or line else "  "
+        candidate = (line + "; " + f) if line else indent + f
+        if len(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+            indent = "    "
+        wrapped = textwrap.wrap(f, width=max(20, width - len(indent)), break_long_words=False,
+                                break_on_hyphens=False)
+        lines += [indent + w if k == 0 else indent + "  " + w for k, w in enumerate(wrapped[:-1])]
+        line = (indent if len(wrapped) == 1 else indent + "  ") + wrapped[-1]
     if line:
         lines.append(line)
     return lines

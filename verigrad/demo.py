@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from verigrad.certify import showcase
@@ -67,7 +68,7 @@ def pipeline(console: Console, net: str, out: Path, epochs: int) -> dict:
                   f"{sum(v == 'PROVED' for v in net_entry['wrt'].values())}/{len(net_entry['wrt'])} inputs and "
                   f"parameters, for all {', '.join(net_entry['sizes'])}")
     table.add_row("loss backward (softmax xent)", pieces["loss_backward"], "label smoothing, mean over the batch")
-    table.add_row("train_step.mlir, forward.mlir", tie.status, tie.summary())
+    table.add_row("train_step.mlir, forward.mlir", tie.status, escape(tie.summary()))
     if summary is not None:
         table.add_row("training", "done", f"test accuracy {summary.test_accuracy:.2%}, final loss {summary.loss:.3f}")
     console.print(table)
@@ -96,13 +97,13 @@ def kernel_showcase(console: Console) -> bool:
     dense_dx = showcase.dense()[0]
     cert = certify_equal(dense_dx.name, dense_dx.lhs, dense_dx.rhs, dense_dx.argument)
     console.print("[bold]dense dx, as the kernel states it:")
-    console.print(cert.theorem.statement(), soft_wrap=True)
+    console.print(cert.theorem.statement(), soft_wrap=True, markup=False, highlight=False)   # brackets are indices
     console.print("[bold]rests on:[/] " + ", ".join(cert.axioms))
     console.rule("[bold]wrong backward passes are refuted")
     for claim in showcase.mutant_claims():
         cert = certify_equal(claim.name, claim.lhs, claim.rhs, claim.argument)
         ok &= cert.status == "REFUTED"
-        console.print(f"[red]{cert.status}[/] {claim.name}: {cert.counterexample}")
+        console.print(f"[red]{cert.status}[/] {escape(claim.name)}: {escape(str(cert.counterexample))}")
     console.print("[bold green]all claims behaved as expected" if ok else "[bold red]something unexpected happened")
     return ok
 

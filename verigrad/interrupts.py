@@ -57,8 +57,14 @@ def say_interrupted():
             pass
 
 
-def _exit_now():
+def exit_now():
+    """Say so, stop the worker processes this process started, and exit with 130 at
+    once (no interpreter teardown)."""
     say_interrupted()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
     mp = sys.modules.get("multiprocessing")
     if mp is not None:
         for child in mp.active_children():
@@ -71,12 +77,12 @@ def _exit_now():
 
 def _watchdog(grace: float):
     time.sleep(grace)
-    _exit_now()
+    exit_now()
 
 
 def _handler(signum, frame):
     if _state["since"] is not None:              # a second Ctrl-C: stop now
-        _exit_now()
+        exit_now()
     if inside_gc_callback(frame):                # raised here it would be swallowed: raise it just after
         threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
         return

@@ -29,6 +29,7 @@ from verigrad.kernel import terms as T
 from verigrad.kernel.theorem import Failure
 from verigrad.nn.layers.core import Layer
 from . import rules as R
+from verigrad.errors import VerigradError
 
 COMBINATORS = ("chain", "fan_in", "residual", "site_residual")
 
@@ -58,7 +59,7 @@ class Certified:
         return all(isinstance(t, Theorem) for t in self.theorems.values())
 
 
-class CompositionError(Exception):
+class CompositionError(VerigradError):
     pass
 
 

@@ -9,7 +9,7 @@
     status      PROVED / CHECKED / TESTED / REFUTED / UNKNOWN (the weakest of its parts)
     wrt         {variable: status}: the input and every parameter
     axioms      the axioms the theorems rest on (union)
-    side_conditions
+    side_conditions (with ``where``: the definitions ``#k = ...`` of the subterms they share)
     sizes       the size symbols the statement quantifies over
     seconds
     float32_error   max relative error of the float32 backward against float64 (layers)
@@ -43,6 +43,7 @@ class Record:
     control: dict = field(default_factory=dict)
     detail: str = ""
     blocks: dict = field(default_factory=dict)
+    where: list = field(default_factory=list)      # "#k = ..." for the subterms the side conditions share
     theorems: dict = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict:
@@ -56,10 +57,12 @@ def from_theorems(kind, name, theorems: dict, seconds, **extra) -> Record:
     wrt = {v: ("PROVED" if isinstance(t, Theorem) else "UNKNOWN") for v, t in theorems.items()}
     proved = [t for t in theorems.values() if isinstance(t, Theorem)]
     axioms = sorted({a for t in proved for a in t.axioms()})
-    conds = sorted({str(c) for t in proved for c in t.conds})
+    from verigrad.report.printing import conditions
+    conds, where = conditions([c for t in proved for c in t.conds])      # shared subterms named once
     sizes = sorted({s.name for t in proved for s in t.lhs.sizes | t.rhs.sizes})
     first = next(iter(theorems.values()), None)
     failures = [f"{v}: {t}" for v, t in theorems.items() if not isinstance(t, Theorem)]
+    extra.setdefault("where", where)
     return Record(kind, name, combine_status(wrt.values()), wrt, axioms, conds, sizes, seconds,
                   statement=first.statement() if isinstance(first, Theorem) else "",
                   latex=first.latex() if isinstance(first, Theorem) else "",

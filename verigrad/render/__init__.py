@@ -22,9 +22,10 @@ from pathlib import Path
 
 from .optimizers import OPTIMIZERS, hyperparameters
 from .step import Config, build_network
+from verigrad.errors import VerigradError
 
 
-class TieFailed(RuntimeError):
+class TieFailed(VerigradError, RuntimeError):
     """The emitted text does not (provably) denote the certified math."""
 
     def __init__(self, tie, directory):

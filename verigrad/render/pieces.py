@@ -41,5 +41,5 @@ def certify_pieces(network, cfg, progress=None) -> dict:
 
 def _entry(record, how: str) -> dict:
     return {"status": record.status, "how": how, "wrt": record.wrt, "axioms": record.axioms,
-            "side_conditions": record.side_conditions, "sizes": record.sizes, "seconds": round(record.seconds, 3),
+            "side_conditions": record.side_conditions, "where": record.where, "sizes": record.sizes, "seconds": round(record.seconds, 3),
             **({"detail": record.detail} if record.detail else {})}

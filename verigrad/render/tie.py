@@ -76,6 +76,7 @@ from verigrad.kernel import Add, Failure, Lamda, RealCond, Term, Theorem, Var, p
 
 from .pairing import close, pair
 from .programs import Program, Value
+from verigrad.errors import VerigradError
 
 POSITIVE = ("opt_state", "lr", "bias_correction1", "bias_correction2")
 REFUTE = 1e-6       # a result this far from the math (relative) is refuted outright
@@ -679,7 +680,7 @@ def tie_directory(directory, net=None, progress=None, manifest=None) -> Tie:
     return tie_files(directory, net, cfg, layout, progress, texts)
 
 
-class NotTied(RuntimeError):
+class NotTied(VerigradError, RuntimeError):
     """A rendered directory whose files do not (provably) denote the certified math;
     the message is one line."""
 

@@ -121,9 +121,12 @@ def certificate_page(rec: dict) -> str:
         body += [h("h3", "Not proved"), h("p", rec["detail"], class_="reason")]
     conds = rec.get("side_conditions", [])
     if conds:
+        where = rec.get("where", [])
+        shared = [h("p", f"where the {len(where)} subterms they share are", class_="meta"),
+                  *[h("code", d) for d in where]] if where else []
         body += [h("h3", f"Side conditions ({len(conds)})"),
                  h("details", h("summary", "where the statement needs them (a kink, a positive argument)"),
-                   *[h("code", c) for c in conds], class_="conditions")]
+                   *[h("code", c) for c in conds], *shared, class_="conditions")]
     axioms = rec.get("axioms", [])
     body += [h("h3", f"Axioms ({len(axioms)})"),
              h("p", join([h("a", a, href=f"{root}axioms.html#ax-{slug(a)}") for a in axioms]) if axioms else "none")]

@@ -33,7 +33,19 @@ def _split_coef(t):
 
 
 def _rng(v) -> str:
-    return f"{v.name}<{poly_str(v.size)}"
+    return f"{_vname(v)}<{_poly(v.size)}"
+
+
+def _vname(v) -> str:
+    """An index's name in the open display (``_index_names``)."""
+    return _frame[-1]["rename"].get(v, v.name) if _frame else v.name
+
+
+def _poly(p: Poly) -> str:
+    """An integer expression, its indices named as in the open display."""
+    if _frame and _frame[-1]["polys"]:
+        p = p.subst(_frame[-1]["polys"])
+    return poly_str(p)
 
 
 # -- sharing ---------------------------------------------------------------------------------
@@ -85,7 +97,10 @@ def _display(roots, where: list):
         return
     names = _shared_names(roots)
     where.extend(sorted(names.items(), key=lambda kv: kv[1]))
-    _frame.append({"names": names, "memo": {}})
+    rename = _index_names(roots)
+    from verigrad.kernel.sizes import IndexVar
+    polys = {v: Poly.sym(IndexVar(new, v.size)) for v, new in rename.items()}
+    _frame.append({"names": names, "memo": {}, "rename": rename, "polys": polys})
     try:
         yield
     finally:
@@ -112,10 +127,12 @@ def _memoized(show_name):
 
 
 def _shown(roots, render, latex_form=False) -> str:
-    """``render()`` in one display over ``roots``, then the definitions of its names."""
+    """``render(roots)`` in one display over ``roots`` (its indices named readably,
+    ``_index_names``), then the definitions of its names."""
+    roots = list(roots)
     where: list = []
     with _display(roots, where):
-        out = render()
+        out = render(roots)
         if latex_form:
             defs = [rf"\#{k} = {_latex(u, inline=True)[0]}" for u, k in where]
         else:
@@ -125,12 +142,68 @@ def _shown(roots, render, latex_form=False) -> str:
     return out + (r" \quad \text{where } " + r",\; ".join(defs) if latex_form else "   where " + "; ".join(defs))
 
 
+# -- readable index names ------------------------------------------------------------------------
+# An index is a name and a range: i<B and i<10 are two variables. Printed, both read "i",
+# and x[i, i] no longer says which is which; a kernel-made binder may also carry an
+# internal name. A display therefore gives every distinct index of its terms its own
+# name: the first with a name keeps it, the others are primed (i, i'), internal names
+# (starting with "_") become plain letters. It is a renaming of variables, bound ones
+# and free ones alike, so it changes nothing the statement says; it happens as the text
+# is written (the terms are not rebuilt: a network's are too large to copy).
+
+_LETTERS = "ijklpqrstuvwabcdefgh"
+
+
+def _binders(u) -> tuple:
+    if isinstance(u, T.Lamda):
+        return tuple(u.idxs)
+    if isinstance(u, (T.Sum, T.ReduceMax)):
+        return (u.idx,)
+    return ()
+
+
+def _dag_nodes(roots) -> list:
+    seen, order, stack = set(), [], list(roots)
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        order.append(u)
+        stack.extend(_children(u))
+    return order
+
+
+def _index_names(roots) -> dict:
+    """``{index: display name}`` for the indices of ``roots`` that need another name
+    than their own, as described above (empty for most displays)."""
+    found: dict = {}                                  # name -> distinct indices, first seen first
+    for u in _dag_nodes(roots):
+        for v in _binders(u) + tuple(sorted(u.free_idx, key=lambda v: v.skey)):
+            same = found.setdefault(v.name, [])
+            if v not in same:
+                same.append(v)
+    rename: dict = {}
+    used = set(found)
+    for name, vs in found.items():
+        internal = name.startswith("_")
+        if len(vs) < 2 and not internal:
+            continue
+        for v in (vs if internal else vs[1:]):
+            new = next((c for c in _LETTERS if c not in used), "b") if internal else name + "'"
+            while new in used:
+                new += "'"
+            used.add(new)
+            rename[v] = new
+    return rename
+
+
 def text(t: T.Term) -> str:
-    return _text(t)[0] if _frame else _shown([t], lambda: _text(t)[0])
+    return _text(t)[0] if _frame else _shown([t], lambda r: _text(r[0])[0])
 
 
 def _idx(p: Poly) -> str:
-    return poly_str(p)
+    return _poly(p)
 
 
 @_memoized(lambda k: f"#{k}")
@@ -144,7 +217,7 @@ def _text(t):
     if isinstance(t, T.Const):
         return t.name, 5
     if isinstance(t, T.IntVal):
-        s = poly_str(t.poly)
+        s = _poly(t.poly)
         return s, 5 if len(t.poly.terms) <= 1 and "*" not in s else 1
     if isinstance(t, T.Named):
         return t.name, 5
@@ -209,6 +282,8 @@ def _text(t):
 # -- LaTeX -------------------------------------------------------------------------------
 
 def _name(n: str) -> str:
+    if n.endswith("'") and n.rstrip("'"):      # a primed index (i', see _index_names)
+        return _name(n.rstrip("'")) + "'" * (len(n) - len(n.rstrip("'")))
     if "@" in n or "/" in n:                # a generated name (dy@layer_norm, fc1/W): one upright word
         return r"\mathrm{" + n.replace("_", r"\_") + "}"
     greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eps", "lambda", "mu", "sigma", "tau", "theta", "pi"}
@@ -219,7 +294,7 @@ def _name(n: str) -> str:
 
 
 def _lpoly(p: Poly) -> str:
-    return poly_str(p).replace("*", " ")
+    return _poly(p).replace("*", " ")
 
 
 def _ends_in_subscript(s: str) -> bool:
@@ -235,7 +310,7 @@ def _ends_in_subscript(s: str) -> bool:
 
 
 def latex(t: T.Term) -> str:
-    return _latex(t)[0] if _frame else _shown([t], lambda: _latex(t)[0], latex_form=True)
+    return _latex(t)[0] if _frame else _shown([t], lambda r: _latex(r[0])[0], latex_form=True)
 
 
 @_memoized(lambda k: rf"\#{k}")
@@ -260,7 +335,7 @@ def _latex(t):
             base = "{" + base + "}"
         return base + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}", 5
     if isinstance(t, T.Lamda):
-        rng = r",\, ".join(f"{_name(v.name)} < {_lpoly(v.size)}" for v in t.idxs)
+        rng = r",\, ".join(f"{_name(_vname(v))} < {_lpoly(v.size)}" for v in t.idxs)
         return r"\left[" + latex(t.body) + r"\right]_{" + rng + "}", 5
     if isinstance(t, T.Add):
         out = _latex(t.terms[0])[0]
@@ -295,10 +370,10 @@ def _latex(t):
         return op + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
     if isinstance(t, T.Sum):
         v = t.idx
-        return rf"\sum_{{{_name(v.name)}=0}}^{{{_lpoly(v.size - 1)}}} " + p(t.body, 2)[0], 1
+        return rf"\sum_{{{_name(_vname(v))}=0}}^{{{_lpoly(v.size - 1)}}} " + p(t.body, 2)[0], 1
     if isinstance(t, T.ReduceMax):
         v = t.idx
-        return rf"\{t.kind}_{{{_name(v.name)} < {_lpoly(v.size)}}} " + p(t.body, 2)[0], 1
+        return rf"\{t.kind}_{{{_name(_vname(v))} < {_lpoly(v.size)}}} " + p(t.body, 2)[0], 1
     if isinstance(t, T.Delta):
         return rf"\delta_{{{_lpoly(t.a)}, {_lpoly(t.b)}}}", 5
     if isinstance(t, T.IntCond):
@@ -326,30 +401,113 @@ def _latex(t):
 def condition(c) -> str:
     """A side condition: ``t != 0`` (off the kink), ``t > 0``, or ``t`` differentiable."""
     if not _frame:
-        return _shown([c.term], lambda: condition(c))
-    if c.kind == "smooth":
-        return f"{text(c.term)} is differentiable"
-    rel = ">" if c.kind == "positive" else "!="
-    return f"{text(c.term)} {rel} 0" + (" (off the kink)" if c.kind == "offkink" else "")
+        return _shown([c.term], lambda r: _condition(c.kind, r[0]))
+    return _condition(c.kind, c.term)
+
+
+def _condition(kind: str, term) -> str:
+    if kind == "smooth":
+        return f"{text(term)} is differentiable"
+    rel = ">" if kind == "positive" else "!="
+    return f"{text(term)} {rel} 0" + (" (off the kink)" if kind == "offkink" else "")
+
+
+def conditions(conds) -> tuple[list, list]:
+    """Side conditions shown together: ``(lines, where)``, one line per distinct
+    condition (sorted) and the definitions ``#k = ...`` of the subterms they share,
+    each written once. A network's conditions repeat its forward pass in each of
+    hundreds of kinks; shown one by one they are megabytes of the same subterms."""
+    memo: dict = {}
+    conds = sorted(set(conds), key=lambda c: (c.kind, _digest(c.term, memo)))
+    if not conds:
+        return [], []
+    roots = [c.term for c in conds]
+    where: list = []
+    with _display(roots, where):
+        lines = sorted({_condition(c.kind, t) for c, t in zip(conds, roots)})
+        defs = [f"#{k} = {_text(u, inline=True)[0]}" for u, k in where]
+    return lines, defs
+
+
+def _digest(t, memo: dict) -> str:
+    """A short structural key of ``t``, the same in every process (``skey`` can be as
+    long as the tree), computed once per node of the DAG."""
+    import hashlib
+    stack = [t]
+    while stack:
+        u = stack[-1]
+        if u in memo:
+            stack.pop()
+            continue
+        kids = [c for c in _children(u) if c not in memo]
+        if kids:
+            stack.extend(kids)
+            continue
+        stack.pop()
+        parts = [type(u).__name__]
+        for a in u._args:
+            parts.append(_arg_key(a, memo))
+        memo[u] = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
+    return memo[t]
+
+
+def _arg_key(a, memo) -> str:
+    from verigrad.kernel.sizes import IndexVar
+    if isinstance(a, T.Term):
+        return memo[a]
+    if isinstance(a, Poly):
+        return poly_str(a)
+    if isinstance(a, IndexVar):
+        return f"{a.name}<{poly_str(a.size)}"
+    if isinstance(a, tuple):
+        return "(" + ",".join(_arg_key(x, memo) for x in a) + ")"
+    if isinstance(a, (str, int, float, Fraction, bool)) or a is None:
+        return repr(a)
+    return f"{type(a).__name__}:{getattr(a, 'name', '')}"
+
+
+def _parts(th):
+    """The roots of a theorem's display, and a function from the (renamed) roots back
+    to its hypotheses, sides and conditions."""
+    memo: dict = {}                                 # (not skey: as long as the tree of a shared term)
+    hyps = sorted(th.hyps, key=lambda h: (_digest(h[0], memo), _digest(h[1], memo)))
+    conds = sorted(th.conds, key=lambda c: (c.kind, _digest(c.term, memo)))
+    roots = [t for h in hyps for t in h] + [th.lhs, th.rhs] + [c.term for c in conds]
+
+    def split(r):
+        k = 2 * len(hyps)
+        return ([(r[2 * i], r[2 * i + 1]) for i in range(len(hyps))], r[k], r[k + 1],
+                [(c.kind, t) for c, t in zip(conds, r[k + 2:])])
+    return roots, split
 
 
 def _roots(th) -> list:
-    return [t for h in th.hyps for t in h] + [th.lhs, th.rhs] + [c.term for c in th.conds]
+    return _parts(th)[0]
 
 
 def statement(th) -> str:
     """``hyps |- lhs = rhs   [under conditions]``, shared subterms named once after it."""
+    roots, split = _parts(th)
     if not _frame:
-        return _shown(_roots(th), lambda: statement(th))
-    hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
-    out = (hyp + " |- " if hyp else "|- ") + f"{text(th.lhs)} = {text(th.rhs)}"
-    if th.conds:
-        out += "   [under " + "; ".join(sorted(condition(c) for c in th.conds)) + "]"
+        return _shown(roots, lambda r: _statement(*split(r)))
+    return _statement(*split(roots))
+
+
+def _statement(hyps, lhs, rhs, conds) -> str:
+    hyp = ", ".join(f"{text(l)} = {text(r)}" for l, r in hyps)
+    out = (hyp + " |- " if hyp else "|- ") + f"{text(lhs)} = {text(rhs)}"
+    if conds:
+        out += "   [under " + "; ".join(sorted(_condition(k, t) for k, t in conds)) + "]"
     return out
 
 
 def statement_latex(th) -> str:
+    roots, split = _parts(th)
     if not _frame:
-        return _shown(_roots(th), lambda: statement_latex(th), latex_form=True)
-    hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in sorted(th.hyps, key=lambda h: h[0].skey))
-    return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(th.lhs)} = {latex(th.rhs)}"
+        return _shown(roots, lambda r: _statement_latex(*split(r)), latex_form=True)
+    return _statement_latex(*split(roots))
+
+
+def _statement_latex(hyps, lhs, rhs, conds) -> str:
+    hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in hyps)
+    return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(lhs)} = {latex(rhs)}"

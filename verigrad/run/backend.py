@@ -23,15 +23,16 @@ import time
 import numpy as np
 
 from verigrad.frontends.stablehlo import Signature, StableHLOError, TensorSpec, dtype_name, parse, signature
+from verigrad.errors import VerigradError
 
 BACKENDS = ("xla", "iree")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(VerigradError, ValueError):
     """An argument whose shape or dtype differs from ``@main``'s signature."""
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(VerigradError, RuntimeError):
     """The requested backend is not installed."""
 
 

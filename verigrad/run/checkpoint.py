@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from verigrad.errors import VerigradError
 
 FILE = "checkpoint.npz"
 _META = "__meta__"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(VerigradError, ValueError):
     """A missing, unreadable or mismatched checkpoint."""
 
 

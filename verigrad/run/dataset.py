@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from verigrad.errors import VerigradError
 
 TEST_FRACTION = 0.2
 SPLIT_SEED = 0
 
 
-class DataError(ValueError):
+class DataError(VerigradError, ValueError):
     """Data that cannot be trained on; the message is one line naming the problem."""
 
 

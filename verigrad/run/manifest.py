@@ -45,6 +45,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from verigrad.errors import VerigradError
 
 INPUT_ROLES = ("param", "opt_state", "batch_x", "batch_y", "drop_mask", "lr", "bias_correction1",
                "bias_correction2")
@@ -55,7 +56,7 @@ INITS = re.compile(r"^(zeros|ones|he_normal|lecun_normal|glorot_uniform|(trunc_)
 DTYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "i1")
 
 
-class ManifestError(ValueError):
+class ManifestError(VerigradError, ValueError):
     """A manifest that does not follow the schema; the message names the field."""
 
 

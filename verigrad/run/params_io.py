@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from verigrad.errors import VerigradError
 
 SUFFIXES = (".safetensors", ".npz")
 _DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": None, "I64": np.int64, "I32": np.int32,
@@ -29,7 +30,7 @@ _NAMES = {np.dtype(v): k for k, v in _DTYPES.items() if v is not None}
 _HEADER_LIMIT = 100 * 1024 * 1024
 
 
-class ParamsError(ValueError):
+class ParamsError(VerigradError, ValueError):
     """A parameter file that cannot be written or read; one line."""
 
 

@@ -35,11 +35,12 @@ from . import backend as B
 from . import checkpoint, data, dataset
 from .initializers import initial_value
 from .manifest import Manifest, check_module
+from verigrad.errors import VerigradError
 
 SCHEDULES = ("cosine", "constant")
 
 
-class Diverged(RuntimeError):
+class Diverged(VerigradError, RuntimeError):
     """The loss became NaN or infinite."""
 
 
