@@ -363,7 +363,8 @@ def test_examples_still_proved_under_adversarial_validation(path):
     spec = importlib.util.spec_from_file_location(f"adv_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    cert = verigrad.certify(getattr(module, m.group(1).split(":")[1]), shapes=shapes)
+    from certify_examples import command_options
+    cert = verigrad.certify(getattr(module, m.group(1).split(":")[1]), shapes=shapes, **command_options(path))
     assert cert.status == "PROVED", cert.detail
     n = int(re.match(r"agrees with JAX at (\d+) size assignments", cert.validation).group(1))
     assert n >= 8

@@ -35,25 +35,24 @@ def test_refuted_report_shows_the_counterexample_and_exit_code_1(tmp_path):
     assert any(line.startswith("counterexample:") and "b[" in line for line in lines)
 
 
-ROWMAX = """
+SOFTPLUS = """
 import jax
 import jax.numpy as jnp
 
 
 @jax.custom_vjp
-def rowmax(x):
-    return jnp.max(x, axis=-1)
+def softplus(x):
+    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
 
 
-rowmax.defvjp(lambda x: (rowmax(x), x),
-              lambda x, dm: (dm[:, None] * (x == jnp.max(x, -1, keepdims=True)),))
+softplus.defvjp(lambda x: (softplus(x), x), lambda x, dy: (dy * jax.nn.sigmoid(x),))
 """
 
 
 def test_unknown_is_exit_code_2_with_json_fields(tmp_path, capsys):
-    f = tmp_path / "rowmax.py"
-    f.write_text(ROWMAX)
-    assert main(["certify", f"{f}:rowmax", "--shape", "x=n,d", "--json"]) == 2
+    f = tmp_path / "softplus.py"
+    f.write_text(SOFTPLUS)
+    assert main(["certify", f"{f}:softplus", "--shape", "x=n", "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
     for key in ("status", "wrt", "axioms", "side_conditions", "counterexample", "seconds"):
         assert key in out
@@ -81,7 +80,7 @@ def angle(x):
     return jnp.arctan2(x, 1.0 + x * x)
 
 
-angle.defvjp(lambda x: (angle(x), x), lambda x, dy: (dy,))
+angle.defvjp(lambda x: (angle(x), x), lambda x, dy: (dy * (1 - x * x) / (x * x + (1 + x * x) ** 2),))
 """
 PLAIN = "import jax.numpy as jnp\n\ndef f(x):\n    return jnp.tanh(x)\n"
 NORULES = "import jax\nimport jax.numpy as jnp\n\nf = jax.custom_vjp(jnp.tanh)\n"
@@ -133,6 +132,9 @@ def test_a_refused_primitive_is_unknown_with_its_reason(tmp_path):
     r = cli(f"{f}:angle", "--shape", "x=n")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stdout.strip().splitlines()[-1] == "UNKNOWN" and "unsupported primitive 'atan2'" in r.stdout
+    f.write_text(ATAN.replace("(1 - x * x)", "(1 + x * x)"))      # wrong: refuted by running JAX alone
+    r = cli(f"{f}:angle", "--shape", "x=n")
+    assert r.returncode == 1 and r.stdout.strip().splitlines()[-1] == "REFUTED"
 
 
 def test_shapes_are_matched_by_name_not_order():

@@ -474,9 +474,11 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
     except Timeout as e:
         if e.what == "the run" and limit_what != "the run":
             raise
-        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0,
-                           detail=f"not proved ({reason}); no counterexample within the limit of {e.limit:g} s "
-                                  f"for {e.what}")
+        note = f"not proved ({reason}); no counterexample within the limit of {e.limit:g} s for {e.what}"
+        if rejected:
+            note += (f"; {len(rejected)} counterexample(s) of the imported terms not confirmed by running JAX, "
+                     f"first {rejected[0]}")
+        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0, detail=note)
     if isinstance(found, counterexample.Evidence):
         note = f"not proved: {reason}"
         if rejected:
