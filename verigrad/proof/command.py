@@ -30,7 +30,8 @@ HELP = "check the theorem library: every step of every proof re-checked by the k
 def add_arguments(p):
     from verigrad.options import at_least
     p.add_argument("patterns", nargs="*", metavar="PATTERN",
-                   help="theorem names (area.name), areas, globs or files; all theorems if none")
+                   help="theorems (area.name), areas, names within an area, globs ('vjp.*softmax*') or "
+                        "files, matched as whole names, not substrings; all theorems if none")
     p.add_argument("--jobs", "-j", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: one per CPU)")
     p.add_argument("--json", action="store_true", help="print the records as JSON")

@@ -33,13 +33,13 @@ def add_arguments(p):
     p.add_argument("--test", metavar="FILE", help="the test split: an .npz with x and y")
     p.add_argument("--params", metavar="FILE", help="write the trained parameters here, .safetensors or .npz "
                    "(default DIR/params.safetensors)")
-    p.add_argument("--epochs", type=at_least(1), default=10)
+    p.add_argument("--epochs", type=at_least(1), default=10, help="epochs to train (default 10)")
     p.add_argument("--batch", type=at_least(1), help="batch size (a rendered directory fixes it)")
     p.add_argument("--opt", choices=["sgd", "momentum", "adamw"], help="optimizer (a rendered directory fixes it)")
     p.add_argument("--lr", type=positive(), help="peak learning rate (default: 2e-3 adamw, 0.05 momentum, 0.1 sgd)")
     p.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
     p.add_argument("--drop-path", type=within(0, 1, high_open=True), dest="drop_path", help="drop-path rate (a rendered directory fixes it)")
-    p.add_argument("--seed", type=at_least(0), default=0)
+    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the initialization, shuffles and masks")
     p.add_argument("--backend", choices=["xla", "iree"], default="xla")
     p.add_argument("--device", choices=["cpu", "gpu"], help="where to run (default: jax's default, a GPU if one "
                    "is there); gpu needs pip install -e '.[cuda]'")
@@ -52,7 +52,9 @@ def add_arguments(p):
     p.add_argument("--coordinator", metavar="HOST:PORT", help="where process 0 listens for the others")
     p.add_argument("--ckpt", metavar="DIR", help="write a checkpoint here after every epoch")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --ckpt")
-    p.add_argument("--out", metavar="DIR", help="where to render a net given by name (default .verigrad-cache/NET)")
+    p.add_argument("--out", metavar="DIR", help="where to render a net given by name (default: "
+                   ".verigrad-cache/NET-KEY, KEY a hash of the options, reused when it is already there, as "
+                   "`verigrad render NET` writes it)")
     p.add_argument("--json", action="store_true", help="no progress bar; print only the JSON summary")
 
 
