@@ -56,7 +56,11 @@ def run(args) -> int:
     from verigrad.nn.layers.zoo import ZOO
     from verigrad.nn.nets import NETS
     from verigrad.options import output_folder
-    parts = _names(args.only, PARTS, "part") or list(PARTS)
+    try:
+        parts = _names(args.only, PARTS, "part") or list(PARTS)
+    except UsageError as e:                     # a fixed set of words: an argument error
+        from verigrad.errors import CommandLineError
+        raise CommandLineError(f"--only: {e}") from None
     layers = _names(args.layers, ZOO, "layer")
     nets = _names(args.nets, NETS, "network")
     if args.proofs:
