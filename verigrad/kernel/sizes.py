@@ -19,7 +19,11 @@ from math import gcd
 from types import MappingProxyType
 
 
-class KernelError(Exception):
+class VerigradError(Exception):
+    """The base of every exception verigrad raises on purpose (``verigrad.VerigradError``)."""
+
+
+class KernelError(VerigradError):
     """An ill-formed term or an illegal use of a kernel rule, naming the culprit."""
 
 
