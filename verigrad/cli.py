@@ -90,7 +90,10 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     parser, handlers = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:             # argparse: an argument error (2, one line), or --help/--version (0)
+        return e.code if isinstance(e.code, int) else EXIT_ARGUMENTS
     if args.command is None:
         parser.print_help()
         return 0

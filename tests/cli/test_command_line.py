@@ -14,9 +14,9 @@ def test_version_and_help():
     assert r.returncode == 0 and "usage: verigrad" in r.stdout
 
 
-def test_unknown_command_is_bad_input_without_traceback():
+def test_unknown_command_is_an_argument_error_without_traceback():
     r = run("no-such-command")
-    assert r.returncode == 3
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "Traceback" not in r.stderr and "invalid choice" in r.stderr
 
 

@@ -35,13 +35,13 @@ def test_a_failing_tie_exits_1_naming_the_result(mlp_dir, tmp_path, capsys):
     assert "params/fc1/W" in captured.err and "Traceback" not in captured.err
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["render", "lenet"], "neither a rendered directory (no manifest.json) nor a network"),
-    (["render", "mlp", "--batch", "0"], "--batch must be >= 1"),
-    (["render", "mlp", "--drop-path", "1.5"], "drop-path rate must be in [0, 1)"),
-    (["render", "mlp", "--clip", "-1"], "the clipping norm must be positive"),
+@pytest.mark.parametrize("argv, match, code", [
+    (["render", "lenet"], "neither a rendered directory (no such folder) nor a network", 3),
+    (["render", "mlp", "--batch", "0"], "argument --batch: must be at least 1, not 0", 2),
+    (["render", "mlp", "--drop-path", "1.5"], "argument --drop-path: must be in [0, 1), not 1.5", 2),
+    (["render", "mlp", "--clip", "-1"], "argument --clip: must be greater than 0, not -1", 2),
 ])
-def test_bad_input_is_one_line_and_exit_3(tmp_path, capsys, argv, match):
-    assert main(argv + ["--out", str(tmp_path / "x")]) == 3
+def test_bad_input_is_one_line_and_exit_3(tmp_path, capsys, argv, match, code):
+    assert main(argv + ["--out", str(tmp_path / "x")]) == code
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
