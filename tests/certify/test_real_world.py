@@ -152,6 +152,10 @@ def test_finite_mask_value_says_what_holds():
     cert = verigrad.certify(f, {"s": "n, n"}, mask_value_as_inf=True)
     assert cert.status == "PROVED"
     assert any("is read as -inf" in a and "fully masked row" in a for a in cert.assumptions)
+    dropped = jax.custom_vjp(_causal_probs)          # the softmax's <g, p> term dropped: p * g
+    dropped.defvjp(lambda s: (_causal_probs(s), s), lambda s, g: (_causal_probs(s) * g,))
+    cert = verigrad.certify(dropped, {"s": "n, n"}, mask_value_as_inf=True)
+    assert cert.status == "REFUTED"
 
 
 # -- float32 casts --------------------------------------------------------------------------
@@ -253,6 +257,8 @@ def test_max_pooling_by_reshape_then_max():
     assert cert.status == "PROVED"
     assert any("3/2" in c for c in cert.side_conditions)          # one entry alone attains each max
     assert verigrad.certify(vjp(_pool, partial(bwd, every=True)), {"x": "2*n, d"}).status == "REFUTED"
+    window = vjp(lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2, 1), (2, 1), "VALID"), bwd)
+    assert verigrad.certify(window, {"x": "2*n, d"}).status == "PROVED"       # lax.reduce_window with max
 
 
 CONFIDENCE = 1.0 - 0.1

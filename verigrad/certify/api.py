@@ -56,7 +56,7 @@ from .specs import parse_spec
 from .validate import confirm, plan_for, validate
 
 DEFAULT_BUDGET = 3_000_000       # monomial products per kernel decision (a few seconds)
-DEFAULT_SEARCH_SECONDS = 8.0     # the counterexample search of one claim
+DEFAULT_SEARCH_SECONDS = 5.0     # the counterexample search of one claim
 AFTER_REFUTED_SECONDS = 2.0      # ... once another claim of the certificate is refuted
 
 

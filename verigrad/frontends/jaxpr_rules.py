@@ -43,7 +43,7 @@ from verigrad.kernel import Delta, Index, IntCond, Num, ReduceMax, RealCond, Sum
 from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg
 
 from . import jaxpr_scalar as S
-from .jaxpr import Importer, JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const, where_of
+from .jaxpr_core import JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const, where_of
 
 RULES: dict = {}
 
@@ -1216,7 +1216,7 @@ def _is_finite(ctx, eqn, x):
     exact indicator built from the domains of the partial operations it went through
     (``log`` needs a positive argument, a division a non-zero divisor, ...)."""
     shape, kind = _out(ctx, eqn)
-    if type(ctx) is not Importer and x not in _table(ctx) and x.const is None:
+    if not type(ctx).__dict__.get("exact_finiteness", False) and x not in _table(ctx) and x.const is None:
         raise JaxprImportError("is_finite of a value whose origin this importer does not track is not supported")
     fin = finite(ctx, x)
     return _note(ctx, Tensor(shape, fin.at, "bool", const=fin.const), Facts(sign="nonneg", integral=True), (x,))
@@ -2040,9 +2040,9 @@ def _window_sum(ctx, eqn, x):
 
 def _window_extremum(pick):
     def apply(ctx, eqn, x):
-        """Max (min) pooling over a window of concrete size K, as the first extremal entry:
-        ``sum_k v_k prod_{q<k} [v_k > v_q] prod_{q>k} [v_k >= v_q]``: exact, and
-        differentiable off ties (the kink set)."""
+        """Max (min) pooling over a window of concrete size K: for reals the kernel's
+        ``ReduceMax`` over the window's offsets; for integers and booleans the first
+        extremal entry ``sum_k v_k prod_{q<k} [v_k > v_q] prod_{q>k} [v_k >= v_q]``."""
         import itertools
         _accept(ctx, [x], FINITE, f"{pick} pooling maps -inf or inf entries to the others' extremum")
         shape, kind = _out(ctx, eqn)
@@ -2055,6 +2055,24 @@ def _window_extremum(pick):
         offsets = list(itertools.product(*[range(w) for w in dims]))
         strict, loose = (">", ">=") if pick == "max" else ("<", "<=")
         how = _how(ctx, x)
+        if how == "real":
+            # a real window's extremum is the kernel's max over the window's offsets: exact,
+            # with the kernel's derivative of max (off ties, a stated condition)
+            def window_max(idx):
+                binders, ks = [], []
+                for w in dims:
+                    if w == 1:
+                        ks.append(ZERO)
+                        continue
+                    v, pv = _fresh(Poly.const(w), "w")
+                    binders.append(v)
+                    ks.append(pv)
+                body = x.at(tuple(_window(eqn, x, idx, ks)))
+                for v in reversed(binders):
+                    body = ReduceMax(v, body, pick)
+                return body
+            fx = facts(ctx, x)
+            return _note(ctx, Tensor(shape, window_max, kind), Facts(FINITE, fx.sign, fx.integral))
 
         def entry(idx):
             vals = [x.at(tuple(_window(eqn, x, idx, [Poly.const(k) for k in ks]))) for ks in offsets]

@@ -33,7 +33,7 @@ import numpy as np
 from verigrad.kernel import Add, Delta, Func, IntCond, IntVal, Mul, Num, Pow, RealCond, Term
 from verigrad.kernel.sizes import ZERO, Poly, as_poly, nonneg
 
-from .jaxpr import JaxprImportError
+from .jaxpr_errors import JaxprImportError
 
 
 class NonFiniteConstant(JaxprImportError, ValueError):
