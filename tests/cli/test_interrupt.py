@@ -58,3 +58,35 @@ def test_ctrl_c_stops_within_seconds(argv, marker, tmp_path):
     assert took < LIMIT, f"{took:.2f} s after Ctrl-C"
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert err.rstrip().splitlines()[-1] == "verigrad: interrupted", err
+
+
+SCRIPT = '''
+import gc, os, signal, time
+from verigrad.interrupts import stop_on_interrupt
+
+def callback(phase, info):              # as JAX's _xla_gc_callback: Python code the collector runs
+    if phase == "start" and not getattr(callback, "done", False):
+        callback.done = True
+        os.kill(os.getpid(), signal.SIGINT)
+        t = time.time()
+        while time.time() - t < 0.3:    # the signal arrives while the callback runs
+            pass
+
+gc.callbacks.append(callback)
+try:
+    with stop_on_interrupt():
+        gc.collect()
+        time.sleep(2)
+        print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after the callback")
+'''
+
+
+def test_ctrl_c_inside_a_gc_callback_is_raised_after_it():
+    """Raised inside a collector's callback, KeyboardInterrupt would be printed as
+    "Exception ignored in ..." and lost; it is raised once the callback has returned."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.strip() == "interrupted after the callback", r.stdout + r.stderr
+    assert "Exception ignored" not in r.stderr, r.stderr
