@@ -41,13 +41,25 @@ def load(path: Path):
     spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name), shapes
+    return getattr(module, name), shapes, options(path)
 
 
-def timed(fn, shapes, mode: str):
+def options(path: Path) -> dict:
+    """The documented command line's other options (--assume, --stop-gradient, ...)."""
+    import shlex
+    from verigrad.certify.command import _group_parser, split_targets
+    line = re.search(r"verigrad certify (\S+ .*)$", path.read_text(), re.M).group(1)
+    (_, opts), = split_targets(shlex.split(line))
+    ns = vars(_group_parser().parse_args(opts))
+    keys = {"assume": "assume", "stop_gradient": "stop_gradient", "output": "output", "wrt": "wrt",
+            "mask_value_as_inf": "mask_value_as_inf"}
+    return {kw: ns[k] for k, kw in keys.items() if ns.get(k)}
+
+
+def timed(fn, shapes, mode: str, opts=None):
     with validation_mode(mode):
         t0 = time.perf_counter()
-        cert = verigrad.certify(fn, shapes=shapes)
+        cert = verigrad.certify(fn, shapes=shapes, **(opts or {}))
         return time.perf_counter() - t0, cert
 
 
@@ -68,11 +80,11 @@ def main(argv=None):
     for path in sorted(EXAMPLES.glob("*.py")):
         if only and path.stem not in only:
             continue
-        fn, shapes = load(path)
+        fn, shapes, opts = load(path)
         new, old = [], []
         for _ in range(RUNS):
-            old.append(timed(fn, shapes, "two"))
-            new.append(timed(fn, shapes, "adversarial"))
+            old.append(timed(fn, shapes, "two", opts))
+            new.append(timed(fn, shapes, "adversarial", opts))
         t, cert = median_run(new)
         t_old, cert_old = median_run(old)
         ratio = t / t_old
