@@ -47,8 +47,9 @@ def inside_gc_callback(frame) -> bool:
 
 
 def say_interrupted():
-    """Print the one line an interrupted command ends with (once)."""
-    if not _state["said"]:
+    """Print the one line an interrupted command ends with (once, and only in the process
+    that installed the handler: a forked worker that inherited it stays quiet)."""
+    if not _state["said"] and _state.get("pid") in (None, os.getpid()):
         _state["said"] = True
         try:
             sys.stderr.write("verigrad: interrupted\n")
@@ -98,7 +99,7 @@ def stop_on_interrupt(grace: float = GRACE):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _state.update(since=None, said=False, grace=grace)
+    _state.update(since=None, said=False, grace=grace, pid=os.getpid())
     previous = signal.signal(signal.SIGINT, _handler)
     try:
         yield
