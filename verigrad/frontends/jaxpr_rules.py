@@ -253,7 +253,7 @@ def _provably_one(t: Tensor) -> bool:
         nz = Normalizer()
         d = nz.sub(nz.norm(Num(1), ()), nz.norm(t.term(), idx)) if idx else \
             nz.sub(nz.norm(Num(1), ()), nz.norm(t.at(()), ()))
-        return not d.terms
+        return not d.terms and not nz.conds       # unconditionally: no side condition used
     except Exception:  # noqa: BLE001 - undecided
         return False
 
@@ -1444,7 +1444,8 @@ def _row_alive(x, P, axes, shape) -> bool:
 def _provably_zero(t) -> bool:
     try:
         from verigrad.kernel.normal import Normalizer
-        return not Normalizer().norm(t, ()).terms
+        nz = Normalizer()
+        return not nz.norm(t, ()).terms and not nz.conds
     except Exception:  # noqa: BLE001 - undecided
         return False
 
