@@ -116,6 +116,7 @@ def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None 
     specs, statics = _specs(shapes)
     settings = _settings(output, wrt, minimum, stop_gradient)
     settings.mask_as_inf = bool(mask_value_as_inf)
+    assume = _parse_assumptions(assume, settings)
     what = name or getattr(fn, "__name__", None) or "f"
     _step(progress, "tracing and importing")
     try:
@@ -191,6 +192,7 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
         raise BadInput(f"certify_vjp takes shapes only; {', '.join(statics)} given values")
     settings = _settings(output, wrt, minimum, stop_gradient)
     settings.mask_as_inf = bool(mask_value_as_inf)
+    assume = _parse_assumptions(assume, settings)
     what = name or getattr(forward, "__name__", "forward")
     _step(progress, "tracing and importing")
     try:
@@ -201,6 +203,19 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
     except Timeout as e:
         return _timed_out(what, specs, e, run, "while tracing and importing")
     return _decide(ob, run, progress, assume)
+
+
+def _parse_assumptions(assume, settings: Settings) -> list:
+    """The preconditions, parsed before the import: ``any(mask, axis)`` is a fact the
+    importer uses (rows of that mask are alive); the rest reparametrize after it."""
+    from . import assume as A
+    if isinstance(assume, str):
+        assume = [assume]
+    parsed = [a if isinstance(a, A.Assumption) else A.parse(a) for a in (assume or ())]
+    for a in parsed:
+        if a.kind == "any":
+            settings.alive.setdefault(a.name, []).append(a.axis)
+    return parsed
 
 
 def _settings(output, wrt, minimum, stop_gradient) -> Settings:

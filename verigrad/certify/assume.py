@@ -15,9 +15,10 @@ every input satisfying the assumption, and nothing about the others:
                                    of integer labels)
 ``t >= c``, ``t > c``              ``t = c + P``, ``P`` non-negative (positive)
 ``t <= c``, ``t < c``              ``t = c - P``, ``P`` non-negative (positive)
-``any(m, a)`` (a boolean mask)     no reparametrization: inputs are drawn with a true
-                                   entry along ``a``; the kernel's own side conditions
-                                   (a denominator ``!= 0``) state what it needs
+``any(m, a)`` (a boolean mask)     a fact for the importer: a ``-inf`` mask made from
+                                   ``m`` has an unmasked entry in every row along ``a``,
+                                   so its row maximum is finite (exact for such masks);
+                                   inputs are drawn with a true entry along ``a``
 =================================  ==================================================
 
 ``c`` is a number or an arithmetic expression of numbers and size symbols
@@ -176,7 +177,8 @@ def apply(assumptions: list, ob) -> dict:
             if axis is None:
                 raise BadInput(f"--assume {a.text!r}: {a.name} is a scalar")
             ob.domain.any_axes.setdefault(var, []).append(axis)
-            hyps.append(f"assumes {a.text} (inputs drawn so; the kernel's side conditions state what it needs)")
+            hyps.append(f"assumes {a.text} (every row of {a.name} along axis {axis} has a true entry: the "
+                        "importer reads a -inf mask's row maximum as finite there; inputs drawn so)")
             continue
         if spec.kind != "real":
             raise BadInput(f"--assume {a.text!r}: {a.name} is {spec.dtype}; this form is for real arguments")

@@ -126,6 +126,7 @@ class Settings:
     stop_gradient: str = "identity"
     defaults: dict = field(default_factory=dict)
     mask_as_inf: bool = False
+    alive: dict = field(default_factory=dict)      # boolean argument name -> [axis]: ``any(mask, axis)``
 
 
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
@@ -187,6 +188,9 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
 
     importer = Importer()
     importer.mask_as_inf = settings.mask_as_inf
+    for s_, v in zip(arg_specs, variables):
+        if s_.name in settings.alive and s_.kind == "bool" and v.shape:
+            importer.alive[v] = {a % len(v.shape) for a in settings.alive[s_.name]}
     arg_tensors = [argument_tensor(s, v, importer) for s, v in zip(arg_specs, variables)]
     # f is the differentiated function: stop_gradient as the settings read it
     importer.stop_mode = settings.stop_gradient
@@ -290,7 +294,7 @@ def _with_defaults(settings, fn):
     settings = settings or Settings()
     if not settings.defaults:
         settings = Settings(settings.outputs, settings.wrt, settings.minimum, settings.stop_gradient,
-                            parameter_defaults(fn), settings.mask_as_inf)
+                            parameter_defaults(fn), settings.mask_as_inf, settings.alive)
     return settings
 
 

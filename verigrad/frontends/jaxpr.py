@@ -48,6 +48,7 @@ class Importer:
     # this class (not a subclass) tracks where every value comes from, so ``is_finite`` is exact
     exact_finiteness = True
     mask_as_inf: bool = False      # a finite mask value <= -1e8 is read as -inf (an assumption, recorded)
+    alive: dict = field(default_factory=dict)   # boolean argument Var -> {axis}: a true entry along each
 
     def run(self, closed, args: list) -> list:
         from jax.extend.core import Literal

@@ -175,7 +175,10 @@ def _default_facts(ctx, t: Tensor) -> Facts:
         if not np.isfinite(v):
             return Facts(NAN if v != v else INF, "pos" if v > 0 else None, False, f"the constant {v}",
                          make_fin=lambda: _filled(t.shape, 0),
-                         make_ninf=(lambda: _filled(t.shape, 1)) if v < 0 else (lambda: _filled(t.shape, 0)))
+                         # -inf is tracked (NaN trivially); +inf is not, so that a tracked value
+                         # is never +inf and exp of it never overflows to +inf
+                         make_ninf=(lambda: _filled(t.shape, 1)) if v < 0 else
+                         (lambda: _filled(t.shape, 0)) if v != v else None)
         return Facts(FINITE, "pos" if v > 0 else "nonneg" if v == 0 else None, v.is_integer())
     term = t._term
     if isinstance(term, Var):
@@ -391,9 +394,15 @@ def _ninf_add(ctx, ins, shape, loose=False):
 
 
 def _ninf_sub(ctx, ins, shape, loose=False):
-    """``a - b`` is -inf where a is -inf and b finite (loosely: where a is -inf)."""
+    """``a - b`` is -inf where a is -inf and b finite (loosely: where a is -inf); tracked
+    only when ``b`` is never -inf (``finite - (-inf)`` is +inf, which tracked values never
+    are)."""
     pairs = _ninf_of(ctx, ins, loose)
     if pairs is None:
+        return None
+    pb = neginf(ctx, ins[1])
+    if pb is None or not (facts(ctx, ins[1]).risk == FINITE or
+                          _provably_one(Tensor(pb.shape, lambda idx: S.logical_not(pb.at(idx)), "bool"))):
         return None
     (_, pa), (fb, _) = pairs
     a, b = ins
@@ -589,6 +598,11 @@ def _exp_masked(ctx, eqn, x):
     ``exp(-inf) = 0`` exactly, so the entry is ``[not -inf] exp(x)``; finite where the
     operand is finite or -inf (NaN elsewhere)."""
     f = facts(ctx, x)
+    if kind_of(eqn.outvars[0].aval.dtype) == "real" and f.risk == INF and neginf(ctx, x) is None \
+            and "-inf" in f.origin:
+        raise JaxprImportError(f"an operand may be -inf or NaN (from {f.origin}): a row of a -inf mask may be "
+                               "masked throughout, and then x - max(x) is NaN, not -inf; if every row has an "
+                               "unmasked entry, say so: --assume \"any(mask, -1)\" (mask a boolean argument)")
     if kind_of(eqn.outvars[0].aval.dtype) != "real" or f.risk != INF or neginf(ctx, x) is None:
         return _by_kind("exp", _REAL["exp"])(ctx, eqn, x)
     shape, kind = _out(ctx, eqn)
@@ -1407,15 +1421,17 @@ def _reduce_max_masked(ctx, eqn, x):
     out = Tensor(shape, entry, kind)
     ninf_t = Tensor(shape, dead, "bool")
     fin_t = Tensor(shape, lambda idx: S.logical_not(ninf_t.at(idx)), "bool")
-    if _row_alive(x, P, axes, shape) or _provably_one(fin_t):
+    if _row_alive(ctx, x, P, axes, shape) or _provably_one(fin_t):
         return _note(ctx, out, Facts(FINITE, None, False))
     return _note(ctx, out, Facts(INF, None, False, facts(ctx, x).origin, lambda: fin_t, lambda: ninf_t))
 
 
-def _row_alive(x, P, axes, shape) -> bool:
+def _row_alive(ctx, x, P, axes, shape) -> bool:
     """Whether every row has an entry that is not -inf, shown by a witness: for a
     reduction over one axis, an index of the row (the output index of the same size, as
-    the diagonal of a causal mask, or the first or last) where ``[-inf]`` normalizes to 0."""
+    the diagonal of a causal mask, or the first or last) where ``[-inf]`` normalizes to 0;
+    or the -inf entries are exactly those of a boolean mask argument assumed to have a
+    true entry along that axis (``--assume "any(mask, -1)"``, ``ctx.alive``)."""
     if len(axes) != 1:
         return False
     (axis,) = axes
@@ -1425,6 +1441,8 @@ def _row_alive(x, P, axes, shape) -> bool:
     except Exception:  # noqa: BLE001
         return False
     rest = [i for d, i in enumerate(idx)]
+    if _alive_by_assumption(ctx, x, P, axis, idx):
+        return True
     cands = [e for e, sz in zip(idx, shape) if sz is size] + [ZERO, size - 1]
     for c in cands:
         full, k = [], 0
@@ -1437,6 +1455,32 @@ def _row_alive(x, P, axes, shape) -> bool:
         if not (nonneg(c) and nonneg(size - 1 - c)):
             continue
         if _provably_zero(P.at(tuple(full))):
+            return True
+    return False
+
+
+def _alive_by_assumption(ctx, x, P, axis, idx) -> bool:
+    """``[-inf]`` of ``x`` is ``1 - [mask > 0]`` for a boolean argument ``mask`` (aligned
+    to ``x``'s trailing axes) whose rows along ``axis`` are assumed to have a true entry."""
+    alive = getattr(ctx, "alive", None) or {}
+    if not alive:
+        return False
+    j = bound_index(x.shape[axis], "w")
+    full, k = [], 0
+    for d in range(len(x.shape)):
+        if d == axis:
+            full.append(Poly.sym(j))
+        else:
+            full.append(idx[k])
+            k += 1
+    here = P.at(tuple(full))
+    for var, axes in alive.items():
+        lead = len(x.shape) - len(var.shape)
+        if lead < 0 or (axis - lead) not in axes or any(var.shape[d] is not x.shape[d + lead]
+                                                          for d in range(len(var.shape))):
+            continue
+        mask = RealCond(Index(var, tuple(full[lead:])), ">")
+        if _provably_zero(S.sub(here, S.logical_not(mask))):
             return True
     return False
 
