@@ -74,6 +74,8 @@ def _fields(th):
 
 
 def _make(hyps, conds, lhs, rhs, rule, parents=(), used=(), args=()):
+    """The one constructor of theorems. Every premise must be a theorem issued here and
+    unchanged since (so no rule need check its premises itself before this)."""
     if bad := set(used) - AXIOMS.keys():
         raise KernelError(f"internal: unregistered axioms {sorted(bad)}")
     if lhs.shape != rhs.shape:
@@ -147,13 +149,11 @@ def assume(lhs: T.Term, rhs: T.Term) -> Theorem:
 
 def symm(th: Theorem) -> Theorem:
     """From ``a = b`` infer ``b = a``."""
-    _genuine(th)
     return _make(th.hyps, th.conds, th.rhs, th.lhs, "symm", (th,))
 
 
 def trans(th1: Theorem, th2: Theorem) -> Theorem:
     """From ``a = b`` and ``b = c`` infer ``a = c``."""
-    _genuine(th1), _genuine(th2)
     if th1.rhs is not th2.lhs:
         raise KernelError(f"trans: {th1.rhs!r} is not {th2.lhs!r}")
     return _make(_hyps(th1, th2), _conds(th1, th2), th1.lhs, th2.rhs, "trans", (th1, th2))
@@ -162,7 +162,7 @@ def trans(th1: Theorem, th2: Theorem) -> Theorem:
 def index(th: Theorem, idx) -> Theorem:
     """From ``A = B`` infer ``A[idx] = B[idx]`` (congruence under indexing)."""
     idx = tuple(_public_poly(e, "index") for e in idx)
-    return _make(th.hyps, th.conds, T.Index(_genuine(th).lhs, idx), T.Index(th.rhs, idx),
+    return _make(th.hyps, th.conds, T.Index(th.lhs, idx), T.Index(th.rhs, idx),
                  "index", (th,), {"congruence"}, args=(idx,))
 
 
@@ -170,7 +170,7 @@ def abstract(th: Theorem, idxs) -> Theorem:
     """Extensionality: from ``A[i..] = B[i..]`` for free ``i..`` infer
     ``Lamda[i..](A) = Lamda[i..](B)``. The indices must not occur in the hypotheses or
     conditions (the statement holds for every value of them)."""
-    idxs, _ = tuple(idxs), _genuine(th)
+    idxs = tuple(idxs)
     for v in idxs:
         if not isinstance(v, IndexVar) or v.tag:
             raise KernelError(f"abstract over {v!r}, which is not a statement-level index variable")
@@ -197,7 +197,6 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     it is used only where each value has the facts (positive, integer, ...) the theorem
     may assume of its param."""
     target = _public(target, "rewrite")
-    _genuine(th)
     blocked = th.lhs.free_idx | th.rhs.free_idx
     hyp_vars = set()
     for l, r in th.hyps:
@@ -265,8 +264,8 @@ def _integral(t: T.Term) -> bool:
 
 def discharge(th: Theorem, proof: Theorem) -> Theorem:
     """Cut: from ``H, (l = r) |- a = b`` and ``G |- l = r`` infer ``H u G |- a = b``."""
-    hyp = (_genuine(proof).lhs, proof.rhs)
-    if hyp not in _genuine(th).hyps:
+    hyp = (proof.lhs, proof.rhs)
+    if hyp not in th.hyps:
         raise KernelError(f"discharge: {proof.lhs!r} = {proof.rhs!r} is not a hypothesis of the theorem")
     return _make((th.hyps - {hyp}) | proof.hyps, th.conds | proof.conds, th.lhs, th.rhs, "discharge", (th, proof))
 
@@ -301,7 +300,6 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
     side condition: the theorem was proved for differentiable functions). A free index
     whose range mentions a substituted size is renamed to one ranging over the new
     range (the statement holds for every index in the range it had)."""
-    _genuine(th)
     nz = Normalizer()
     extra, given = set(), dict(mapping)
     mapping = {k: _public_poly(v, "instantiate") if isinstance(k, T.IntSym) else
@@ -388,8 +386,7 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices) -> Theorem |
         return Failure(f"the sides have different shapes {T._shape_str(lhs.shape)} and {T._shape_str(rhs.shape)}")
     mapping = {}
     for th in using:
-        _genuine(th)
-        if not isinstance(th.lhs, T.Var):
+        if not isinstance(_genuine(th).lhs, T.Var):
             raise KernelError(f"prove_equal can use only equations 'variable = term', not {th.lhs!r} = ...")
         if th.lhs in th.rhs.atoms:
             raise KernelError(f"prove_equal: {th.lhs.name} occurs in its own defining term")
