@@ -13,22 +13,14 @@ The command line turns two of them into one line on stderr, no traceback:
 - ``UsageError``: the input the command line points at is bad (a missing or unreadable
   file, a folder that cannot be written, a name that is not in the library): exit code 3.
 
-The base lives at the bottom of the kernel when the kernel defines it (the kernel
-imports nothing from the rest of verigrad, so it cannot take it from here); until then
-it is defined here. This module imports nothing else from verigrad, so any module can
-import it.
+The base lives at the bottom of the kernel (``verigrad/kernel/sizes.py``): the kernel
+imports nothing from the rest of verigrad, so it cannot take it from here, and its
+``KernelError`` is one. This module imports nothing else from verigrad, so any module
+can import it.
 """
 from __future__ import annotations
 
-from verigrad.kernel import sizes as _kernel_sizes
-
-VerigradError = getattr(_kernel_sizes, "VerigradError", None)
-
-if VerigradError is None:
-    class VerigradError(Exception):  # noqa: F811 - until the kernel defines it (notes/kernel-requests/errors.md)
-        """Base of every exception verigrad raises on purpose."""
-
-VerigradError.__module__ = "verigrad"
+from verigrad.kernel.sizes import VerigradError  # noqa: F401  (defined at the bottom: the kernel's KernelError is one)
 
 
 class UsageError(VerigradError):
