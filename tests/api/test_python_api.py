@@ -15,6 +15,9 @@ from verigrad.kernel import SizeSym
 # (module, class): every exception verigrad raises on purpose
 PUBLIC = [
     ("verigrad.errors", "UsageError"), ("verigrad.errors", "CommandLineError"),
+    ("verigrad.frontends.jaxpr", "JaxprImportError"),
+    ("verigrad.frontends.stablehlo_types", "StableHLOError"), ("verigrad.proof.errors", "ProofError"),
+    ("verigrad.certify.obligations", "BadInput"),          # a JaxprImportError
     ("verigrad.certify.specs", "SpecError"),
     ("verigrad.certify.evaluate", "EvalError"),
     ("verigrad.nn.compose", "CompositionError"), ("verigrad.nn.builder", "NetworkError"),
@@ -26,11 +29,6 @@ PUBLIC = [
     ("verigrad.kernel.sizes", "KernelError"), ("verigrad.kernel.replay", "TraceError"),
 ]
 # Defined in modules other engineers own; each becomes a subclass with a one-line change there.
-PENDING = [
-    ("verigrad.frontends.jaxpr", "JaxprImportError"),
-    ("verigrad.frontends.stablehlo_types", "StableHLOError"), ("verigrad.proof.errors", "ProofError"),
-    ("verigrad.certify.obligations", "BadInput"),          # a JaxprImportError
-]
 
 
 def _cls(module, name):
@@ -48,14 +46,6 @@ def test_the_old_bases_are_kept():
     assert issubclass(_cls("verigrad.run.manifest", "ManifestError"), ValueError)
     assert issubclass(_cls("verigrad.render.tie", "NotTied"), RuntimeError)
     assert issubclass(SpecError, _cls("verigrad.frontends.jaxpr", "JaxprImportError"))
-
-
-@pytest.mark.parametrize("module, name", PENDING, ids=[n for _, n in PENDING])
-def test_exceptions_of_other_modules(module, name):
-    cls = _cls(module, name)
-    if not issubclass(cls, verigrad.VerigradError):
-        pytest.xfail(f"{module}.{name} is not yet a VerigradError (its owner's one-line change)")
-    assert cls.__name__ == name
 
 
 def test_verigrad_error_is_one_class_everywhere():

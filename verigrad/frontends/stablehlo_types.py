@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verigrad.kernel import KernelError, Term, Var
+from verigrad.kernel.sizes import VerigradError
 
 # The MLIR Python bindings are semi-public: every use of them is in this module and in
 # stablehlo_rules.py, so a version bump of jaxlib touches two files.
@@ -32,7 +33,7 @@ from jax._src.interpreters import mlir as _jax_mlir
 from jaxlib.mlir import ir
 
 
-class StableHLOError(Exception):
+class StableHLOError(VerigradError):
     """Text that does not parse or verify, or that uses an unsupported operation; the
     message names the operation and ``file:line:col``."""
 
