@@ -102,10 +102,6 @@ NORULES = "import jax\nimport jax.numpy as jnp\n\nf = jax.custom_vjp(jnp.tanh)\n
     (None, [DENSE[0], "--shape", "x=n,d", "--shape", "w=d,m", "--shape", "b=m", "--assume", "sum(z) == 1"],
      "z is not an argument"),
     (None, [DENSE[0], "--shape", "x=n,d", "--shape", "w=d,m", "--shape", "b=m", "--assume", "x +"], "not an expression"),
-    (None, [DENSE[0], "--shape", "x=n,d", "--shape", "w=d,m", "--shape", "b=m", "--timeout", "-1"], "positive"),
-    (None, [DENSE[0], "--bogus"], "unrecognized arguments"),
-    (None, [DENSE[0], "--shape", "x", "--shape", "w=d,m", "--shape", "b=m"], "expected ARG=DIMS"),
-    (None, [DENSE[0], "--shape", "x=n,d!", "--shape", "w=d,m", "--shape", "b=m"], "is not a dimension"),
     ("def broken(:\n", ["{f}:f", "--shape", "x=n"], r"m\.py:1: syntax error"),
 ])
 def test_bad_input_is_one_line_with_exit_code_3(tmp_path, capsys, source, args, message):
@@ -115,6 +111,20 @@ def test_bad_input_is_one_line_with_exit_code_3(tmp_path, capsys, source, args, 
         f.write_text(source)
     args = [a.format(f=f) for a in args]
     assert main(["certify", *args]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("verigrad certify: error:")
+    assert re.search(message, err), err
+
+
+@pytest.mark.parametrize("args,message", [
+    ([DENSE[0], "--shape", "x=n,d", "--shape", "w=d,m", "--shape", "b=m", "--timeout", "-1"], "positive"),
+    ([DENSE[0], "--bogus"], "unrecognized arguments"),
+    ([DENSE[0], "--shape", "x", "--shape", "w=d,m", "--shape", "b=m"], "expected ARG=DIMS"),
+    ([DENSE[0], "--shape", "x=n,d!", "--shape", "w=d,m", "--shape", "b=m"], "is not a dimension"),
+])
+def test_argument_errors_are_one_line_with_exit_code_2(capsys, args, message):
+    import re
+    assert main(["certify", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("verigrad certify: error:")
     assert re.search(message, err), err

@@ -77,9 +77,9 @@ def add_arguments(p):
 
 
 class _Group(argparse.ArgumentParser):
-    def error(self, message):
-        from verigrad.cli import UsageError
-        raise UsageError(message)
+    def error(self, message):          # an argument error: one line, exit 2
+        from verigrad.errors import CommandLineError
+        raise CommandLineError(message)
 
 
 def _group_parser():
@@ -224,11 +224,12 @@ def run(args) -> int:
             if ns.get(k) is not None:
                 glob[k] = ns[k]
         targets.append((target, _merge({k: base[k] for k in base if k not in glob}, ns)))
+    from verigrad.errors import CommandLineError
     for k in ("timeout", "claim_timeout"):
         if glob.get(k) is not None and glob[k] <= 0:
-            raise UsageError(f"--{k.replace('_', '-')} must be positive")
+            raise CommandLineError(f"--{k.replace('_', '-')} must be positive, not {glob[k]:g}")
     if glob.get("budget") is not None and glob["budget"] < 1:
-        raise UsageError("--budget must be positive")
+        raise CommandLineError("--budget must be positive")
     if glob.get("proof") and len(targets) > 1:
         raise UsageError("--proof writes one target's trace: give it with one target")
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -322,13 +323,15 @@ def _one(target: str, opts: dict, glob: dict, at, quiet: bool) -> dict:
         raise UsageError(f"{target} is a custom_vjp without rules: call {fn.__name__}.defvjp(fwd, bwd)")
     primal = inner if inner is not None else fn.fun
     nondiff = () if inner is not None else tuple(getattr(fn, "nondiff_argnums", ()) or ())
-    try:
-        params = positional_parameters(primal)
-        specs = [parse_option(s) for s in opts.get("shape") or []]
-    except JaxprImportError as e:
-        raise UsageError(str(e)) from None
     statics = _pairs(opts.get("static"), "--static", _literal)
     minimum = _pairs(opts.get("min"), "--min", _positive_int)
+    try:
+        params = positional_parameters(primal)
+        specs = [parse_option(s, minimum) for s in opts.get("shape") or []]
+    except SpecError:
+        raise                           # the command line itself: exit 2
+    except JaxprImportError as e:
+        raise UsageError(str(e)) from None
     defaults = parameter_defaults(primal)
     fname = getattr(primal, "__name__", "f")
     seen = set()
