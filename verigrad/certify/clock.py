@@ -50,10 +50,12 @@ def _fire(signum, frame):
         return
     # the outermost deadline that passed wins: it ends more
     at, what, limit, token = due[0]
-    # fire again soon in case this one is swallowed (an exception raised in a gc
-    # callback is printed and ignored); leaving the deadline's block disarms it
+    # fire again soon: raised inside a gc callback the exception would be printed and
+    # swallowed, so there it is not raised at all; leaving the deadline's block disarms it
     signal.setitimer(signal.ITIMER_REAL, 0.05)
-    raise Timeout(what, limit)
+    from verigrad.interrupts import inside_gc_callback
+    if not inside_gc_callback(frame):
+        raise Timeout(what, limit)
 
 
 @contextmanager
