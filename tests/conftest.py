@@ -11,7 +11,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # that made it. VERIGRAD_WITNESS=0 switches it off.
 from verigrad.certify import witness as _witness  # noqa: E402
 
-WITNESS = _witness.install() if _witness.enabled_by_env(default=False) else None  # TEMP: default off until validated
+WITNESS = _witness.install() if _witness.enabled_by_env(default=True) else None
 
 
 def _raise_new_failures(start: int):

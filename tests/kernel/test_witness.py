@@ -130,8 +130,12 @@ def test_large_statements_are_skipped_not_failed():
     big = Sum(b, x[b])
     for _ in range(30):
         big = Func("tanh", (big,)) + big
-    w = W.Witness(node_cap=20)
-    assert w.check(Statement(big, big + 1)) == ("skipped: large", None)
+    assert W.Witness(node_cap=20).check(Statement(big, big + 1)) == ("skipped: large", None)
+    # over the budget even at the smallest sizes
+    assert W.Witness(budget_s=1e-6).check(Statement(big, big + 1)) == ("skipped: large", None)
+    # past the deadline (CPU seconds per statement), whatever the estimate said
+    assert W.Witness(deadline_s=0.0).check(Statement(big, big + 1)) == ("skipped: slow", None)
+    assert W.Witness().check(Statement(big, big + 1))[0] == "failed"
 
 
 # -- the observer -----------------------------------------------------------------------------

@@ -14,9 +14,7 @@ What is checked, for ``hyps |- lhs = rhs`` under ``conds``:
 - sizes: every size symbol of the statement (of its shapes, and of the ranges of its
   free and bound indices) at its lower bound, +1, +2 (1, 2, 3 for a size >= 1), and at
   two assignments in which each symbol independently takes one of those or a random
-  value up to 9; an assignment whose estimated cost is over the budget is dropped (a
-  statement too large even at its smallest sizes is skipped, and counted). Every index
-  range must be >= 0 at every assignment;
+  value up to 9. Every index range must be >= 0 at every assignment;
 - free indices: all their values (both sides are wrapped in a ``Lamda`` over them);
 - values: random, with each variable's facts (positive, nonneg, nonzero, integer:
   integer values, negative ones and small ones included); opaque functions
@@ -35,6 +33,14 @@ A mismatch is confirmed by two points nearby (real values moved by about 1e-3,
 relatively; integer data kept): a finite difference across a kink, or rounding at an
 indicator's kink, does not persist; a false statement does. Each statement is checked
 once per process (keyed by the hash-consed statement itself).
+
+What it costs is bounded, so it can run during the whole test suite: a statement with
+more than ``NODE_CAP`` distinct subterms, or whose estimated cost (linear in its
+subterms and the entries of their arrays) is over ``BUDGET_S`` even at its smallest
+sizes, is skipped ("large"; big network statements); an assignment over what is left of
+the budget is dropped; and a check stops after ``DEADLINE_S`` seconds of CPU or at an
+array of more than ``ARRAY_CAP`` entries ("slow", or checked at fewer sizes). Statements
+with constants beyond float64's range are skipped. Every skip is counted in ``stats``.
 """
 from __future__ import annotations
 
@@ -57,10 +63,11 @@ RTOL_DERIV = 1e-4    # with finite-difference derivatives in the statement
 MARGIN = 1e-3        # a condition t != 0 / t > 0 must hold with this margin
 DRAWS = 3            # value draws per size assignment (three times that with integer data)
 ROUNDS = 3           # rounds of draws while too few satisfy the hypotheses and conditions
-NODE_CAP = 3000      # statements with more distinct subterms are skipped ("large")
+NODE_CAP = 800       # statements with more distinct subterms are skipped ("large")
 BUDGET_S = 0.04      # estimated seconds per statement, all its size assignments together
 RANDOM_MAX = 9       # random sizes are drawn up to this (or the lower bound)
 DEADLINE_S = 0.25    # CPU seconds per statement, whatever the estimate said: then it stops
+ARRAY_CAP = 2_000_000  # entries of one intermediate array (draws included): beyond, it stops
 
 
 class WitnessError(AssertionError):
@@ -86,6 +93,7 @@ class Witness:
         self.cpu_seconds = 0.0
         self.slowest: list = []           # (seconds, rule, lhs, rhs) of the ten slowest checks
         self._done: dict = {}
+        self._large: dict = {}
 
     # -- the observer ---------------------------------------------------------------------
     def __call__(self, th) -> None:
@@ -126,6 +134,20 @@ class Witness:
                 self.slowest.sort(key=lambda e: e[0])
                 del self.slowest[:-10]
 
+    def _too_large(self, side) -> bool:
+        """One side alone is over the node cap, or over the budget at its smallest sizes
+        (then so is every statement with this side: remembered, as sides recur)."""
+        big = self._large.get(side)
+        if big is None:
+            big = _size(side, self.node_cap) > self.node_cap
+            if not big:
+                nodes = _dag([side], self.node_cap)
+                idx = set().union(*(t.free_idx for t in nodes))
+                syms = set().union(*(t.sizes for t in nodes), *(_size_syms(v.size) for v in idx))
+                big = _Cost(nodes, DRAWS).seconds({s: s.lower for s in syms}) > self.budget_s
+            self._large[side] = big
+        return big
+
     # -- one statement ---------------------------------------------------------------------
     def check(self, th) -> tuple[str, str | None]:
         """``(verdict, failure message or None)``; verdict is "checked", "failed" or
@@ -141,6 +163,8 @@ class Witness:
                 ci = sorted(c.term.free_idx, key=lambda v: v.skey)
                 conds.append((c.kind, T.Lamda(ci, c.term) if ci else c.term))
         terms = [lhs, rhs] + [t for _, t in conds] + [t for _, t in defs]
+        if any(self._too_large(t) for t in (th.lhs, th.rhs)):
+            return "skipped: large", None
         nodes = _dag(terms, self.node_cap)
         if nodes is None:
             return "skipped: large", None
@@ -160,21 +184,19 @@ class Witness:
         plan = list(_assignments(syms, rng))
         plan = (plan * 3)[:max(3, len(plan))]      # few size assignments: more draws at each
         point.deadline, cut = time.process_time() + self.deadline_s, False
-        for sizes in plan:
+        for j, sizes in enumerate(plan):
             est = cost.seconds(sizes)
             if est > left:
+                if j == 0:      # the smallest sizes: every other assignment costs more
+                    break
                 continue
             left -= est
-            _t0 = time.perf_counter()
             try:
                 msg = _negative_range(th, ranges, sizes) or point.check(sizes, self.stats)
             except _TooSlow:
                 cut = True
                 break
             tried += 1
-            if _CALIB is not None:
-                _CALIB.append((point.tol == RTOL_DERIV, est, time.perf_counter() - _t0, len(nodes),
-                               {k.name: v for k, v in sizes.items()}))
             if msg is not None:
                 return "failed", msg
         if not tried:
@@ -182,9 +204,6 @@ class Witness:
         if cut:
             self.stats["checked at fewer sizes: deadline"] += 1
         return "checked", None
-
-
-_CALIB = [] if os.environ.get('WITNESS_CALIB') else None  # TEMP
 
 
 class _Point:
@@ -311,11 +330,14 @@ class _Batched(Vectorized):
 
     def at(self, t, idx, env, ndim):
         self._tick()
-        return super().at(t, idx, env, ndim)
+        out = super().at(t, idx, env, ndim)
+        if np.size(out) > ARRAY_CAP:
+            raise _TooSlow
+        return out
 
     def _tick(self):
         self.clock[0] += 1
-        if not self.clock[0] % 32 and time.process_time() > self.deadline:
+        if not self.clock[0] % 4 and time.process_time() > self.deadline:
             raise _TooSlow
 
     def _at(self, t, idx, env, ndim):
@@ -561,6 +583,19 @@ def _assignments(syms: list, rng: random.Random):
             yield a
 
 
+_sizes: dict = {}
+
+
+def _size(t, cap: int) -> int:
+    """The number of distinct subterms of ``t`` (``cap + 1`` if more), remembered: the
+    sides of a proof's statements recur (terms are immortal, being hash-consed)."""
+    n = _sizes.get(t)
+    if n is None:
+        found = _dag([t], cap)
+        n = _sizes[t] = cap + 1 if found is None else len(found)
+    return n
+
+
 def _dag(terms, cap: int):
     """The distinct subterms of ``terms``, or None if there are more than ``cap``."""
     seen, out, stack = set(), [], list(terms)
@@ -583,54 +618,40 @@ def _dag(terms, cap: int):
 class _Cost:
     """An estimate of the seconds a batch of draws costs at given sizes: a cost per
     subterm and per array entry it builds (the product of the ranges of its free indices
-    and its shape), a derivative paying four evaluations of its body for each entry of
-    its variable."""
+    and its shape); a derivative re-evaluates its body four times for each entry of its
+    variable (the body's cost is bounded by the whole statement's). Linear in the
+    subterms: the estimate must cost much less than the check."""
 
     PER_NODE = 2.5e-5
     PER_ENTRY = 5e-8
 
     def __init__(self, nodes, draws: int):
-        self.nodes, self.draws = nodes, draws
+        self.draws = draws
+        self.polys: dict = {}                  # each range or dimension, once
+        ref = lambda p: self.polys.setdefault(p, len(self.polys))  # noqa: E731
+        self.items = [tuple(ref(p) for p in [v.size for v in t.free_idx] + list(t.shape)) for t in nodes]
+        self.repeats = [tuple(ref(p) for p in t.var.shape) for t in nodes if isinstance(t, T.Deriv)]
+        self.opaque = [tuple(ref(p) for a in t.operands for p in a.shape) for t in nodes if isinstance(t, T.Vjp)]
 
     def seconds(self, sizes: dict) -> float:
         from .evaluate import EvalError, ival
-        memo: dict = {}
-
-        def num(p):
+        vals = [1] * len(self.polys)
+        for p, k in self.polys.items():
             try:
-                return max(1, int(ival(p, sizes)))
-            except EvalError:
-                return 1
+                vals[k] = max(1, int(ival(p, sizes)))
+            except EvalError:   # a range that depends on another index: at most its bound
+                pass
 
-        def entries(t):
-            k = 1
-            for v in t.free_idx:
-                k *= num(v.size)
-            for s in t.shape:
-                k *= num(s)
-            return k
+        def prod(ks):
+            out = 1
+            for k in ks:
+                out *= vals[k]
+            return out
 
-        def work(t):
-            """Of ``t`` alone, and what its derivatives repeat."""
-            if t in memo:
-                return memo[t]
-            memo[t] = 0.0        # cycles cannot occur; this bounds the recursion
-            w = self.PER_NODE + entries(t) * self.PER_ENTRY * self.draws
-            if isinstance(t, T.Deriv):
-                w += 4 * entries(t.var) * total(t.body)
-            elif isinstance(t, T.Vjp):
-                w += 4 * sum(entries(a) for a in t.operands) * self.PER_NODE * self.draws
-            memo[t] = w
-            return w
-
-        totals: dict = {}
-
-        def total(root):
-            if root not in totals:
-                totals[root] = sum(work(t) for t in _dag([root], 10 ** 9))
-            return totals[root]
-
-        return sum(work(t) for t in self.nodes) * (1.5 if self.draws > 1 else 1)
+        base = sum(self.PER_NODE + prod(ks) * self.PER_ENTRY * self.draws for ks in self.items)
+        repeat = 1 + sum(4 * prod(ks) for ks in self.repeats)
+        opaque = sum(4 * prod(ks) * self.PER_NODE * self.draws for ks in self.opaque)
+        return (base * repeat + opaque) * (1.5 if self.draws > 1 else 1)
 
 
 # -- installing -------------------------------------------------------------------------------
