@@ -9,12 +9,18 @@ with the kernel's normal form) at several size assignments (each size at its low
 bound, +1, +2 and a random one up to 9, varied independently; every value of the free
 indices) with values that satisfy the variables' facts and the theorem's conditions;
 then it is instantiated at small concrete sizes (1 included, where the lower bound
-allows) and the instance is checked the same way.
+allows; every other time its free indices too, at values in their new ranges) and the
+instance is checked the same way.
+
+Chains of rules applied to proved pairs (``check_chain``: symm, trans, abstract, index,
+rewrite in a context, under a sum or ``At``, instantiate) are checked the same way: the
+audit's holes K2 and K3 were in such chains, not in one decision.
 
 The default run checks 2,400 cases (2,000 in four shards and 400 in the completeness
-check; about 30 s on one core). The slow mode runs
-100,000 (``VERIGRAD_FUZZ_CASES=100000 make test-slow``, or just ``make test-slow``; any
-count can be given). A failure names the seed; ``termgen.random_case(seed)`` rebuilds it.
+check) and 300 chains, in about 30 s on one core. The slow mode runs 100,000 cases and a
+chain for every tenth (``VERIGRAD_FUZZ_CASES=100000 make test-slow``, or just ``make
+test-slow``; any count can be given). A failure names the seed;
+``termgen.random_case(seed)`` rebuilds the case.
 """
 import collections
 import os
@@ -23,12 +29,14 @@ import random
 import pytest
 
 from verigrad.certify import witness as W
-from verigrad.kernel import KernelError, SizeSym, Theorem, instantiate, prove_equal
+from verigrad.kernel import (At, Func, IndexVar, IntVal, KernelError, SizeSym, Sum, Theorem, abstract, index,
+                             instantiate, prove_equal, rewrite, symm, trans)
 
 import termgen
 
 CASES = int(os.environ.get("VERIGRAD_FUZZ_CASES", "100000"))
 DEFAULT_CASES = 2_000
+CHAINS = 300
 SHARDS = 4
 SLOW_SHARDS = 16
 
@@ -72,12 +80,83 @@ def check_case(seed: int, checker: W.Witness, stats: collections.Counter | None 
         rng = random.Random(seed)
         sizes = {s: s.lower + rng.randrange(3) for s in _sizes_of(res)}
         if sizes:
-            inst = instantiate(res, sizes)
+            # the sizes, and every other time a free index too, at a value in its new range
+            mapping = dict(sizes)
+            for v in sorted(res.lhs.free_idx | res.rhs.free_idx, key=lambda v: v.skey):
+                top = v.size.subst(sizes)
+                if rng.random() < 0.5 and top.is_const() and top.const_value() > 0:
+                    mapping[v] = rng.randrange(top.const_value())
+            inst = instantiate(res, mapping)
             verdict, msg = checker.verdict(inst)
-            assert msg is None, f"UNSOUND instance at {sizes} (seed {seed}, {case.family}/{case.kind}):\n{msg}"
+            assert msg is None, f"UNSOUND instance at {mapping} (seed {seed}, {case.family}/{case.kind}):\n{msg}"
             if stats is not None:
                 stats["instances " + verdict] += 1
     return case.family, case.kind, proved
+
+
+def check_chain(seed: int, checker: W.Witness, stats: collections.Counter | None = None) -> int:
+    """A proved pair, then a few rules applied to it at random (the audit's holes K2 and
+    K3 were in chains of rules, not in one decision): symm, trans with another proof,
+    abstract over a free index, index at a constant or a new index, rewrite inside a
+    context (under a sum, under At), instantiate. Every theorem made must agree
+    numerically. Returns the number of rule applications that made a theorem."""
+    case = termgen.random_case(seed)
+    try:
+        th = prove_equal(case.a, case.b)
+    except KernelError:
+        return 0
+    if not isinstance(th, Theorem):
+        return 0
+    rng, w, made = random.Random(seed), case.world, 0
+    for _ in range(rng.randint(2, 5)):
+        try:
+            new = _rule(th, rng, w)
+        except KernelError:
+            continue
+        if not isinstance(new, Theorem):
+            continue
+        th, made = new, made + 1
+        verdict, msg = checker.verdict(th)
+        assert msg is None, f"UNSOUND after {th.rule} (chain seed {seed}, {case.family}/{case.kind}):\n{msg}"
+        if stats is not None:
+            stats[th.rule, verdict] += 1
+    return made
+
+
+def _rule(th, rng, w):
+    free = sorted(th.lhs.free_idx | th.rhs.free_idx, key=lambda v: v.skey)
+    op = rng.choice(["symm", "trans", "abstract", "index", "rewrite", "rewrite_sum", "rewrite_at", "instantiate"])
+    if op == "symm":
+        return symm(th)
+    if op == "trans":
+        other = termgen.same(th.rhs, rng, w)
+        step = prove_equal(th.rhs, other)
+        return trans(th, step) if isinstance(step, Theorem) else None
+    if op == "abstract" and free:
+        return abstract(th, [rng.choice(free)])
+    if op == "index" and th.lhs.shape:
+        size = th.lhs.shape[0]
+        if rng.random() < 0.5:
+            return index(th, (IndexVar("k2", size),))
+        low = min(size.subst({s: s.lower for s in size.symbols() if isinstance(s, SizeSym)}).const_value(), 3)
+        return index(th, (rng.randrange(max(low, 1)),))
+    if op == "rewrite":
+        return rewrite(th, th.lhs * w.s + Func("exp", (th.lhs,)) if not th.lhs.shape else th.lhs + th.lhs)
+    if op == "rewrite_sum" and free and not th.lhs.shape:
+        v = rng.choice(free)       # a sum over one of its free indices: used under the binder only
+        return rewrite(th, Sum(v, th.lhs * w.x[v] if v.size is w.n.__add__(0) else th.lhs) + th.lhs)
+    if op == "rewrite_at" and not th.lhs.shape and w.p in th.lhs.mentions:
+        v = rng.choice([w.s, w.x[w.k], Func("exp", (w.s,)), w.q[w.k], IntVal(w.n)])
+        return rewrite(th, At(th.lhs + w.p, (w.p,), (v,)))
+    if op == "instantiate":
+        sizes = {s: s.lower + rng.randrange(3) for s in _sizes_of(th)}
+        mapping = dict(sizes)
+        for v in free:
+            top = v.size.subst(sizes)
+            if rng.random() < 0.5 and top.is_const() and top.const_value() > 0:
+                mapping[v] = rng.randrange(top.const_value())
+        return instantiate(th, mapping) if mapping else None
+    return None
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
@@ -85,6 +164,13 @@ def test_proofs_agree_numerically(shard):
     checker = _checker()
     for j in range(DEFAULT_CASES // SHARDS):
         check_case(j * SHARDS + shard, checker)
+
+
+def test_rule_chains_agree_numerically():
+    checker, made = _checker(), 0
+    for seed in range(CHAINS):
+        made += check_chain(200_000 + seed, checker)
+    assert made > CHAINS, made      # the chains do apply rules
 
 
 def test_the_generator_makes_pairs_the_kernel_proves():
@@ -115,3 +201,5 @@ def test_soundness_slow_mode(shard):
     checker = _checker()
     for j in range(shard, CASES, SLOW_SHARDS):
         check_case(1_000_000 + j, checker)
+        if j % 10 == 0:         # and a chain of rules for every tenth case
+            check_chain(5_000_000 + j, checker)
