@@ -17,10 +17,13 @@ runs each bad input through this entry point):
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import importlib.util
 import os
+import re
 import sys
+from pathlib import Path
 
 from . import __version__
 from .errors import CommandLineError, UsageError, VerigradError, exit_code  # noqa: F401  (re-exported)
@@ -42,11 +45,57 @@ EXIT_BAD_INPUT = 3
 EXIT_INTERRUPTED = 130
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _declared(name: str):
+    """``(NAME, HELP)`` of the command module ``name``, read from its source without
+    importing it (importing ``verigrad.render`` would import JAX, which ``verigrad
+    certify --help`` or ``verigrad check`` do not need); None when the module does not
+    exist. A module whose NAME or HELP is not a plain literal is imported instead."""
+    path = _PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return _imported(name)
+    found = {}
+    for key in ("NAME", "HELP"):
+        m = re.search(rf"^{key}\s*=", text, re.M)
+        if m is None:
+            break
+        lines = text[m.start():].splitlines()
+        for k in range(1, min(len(lines), 12) + 1):      # the assignment, over as many lines as it takes
+            try:
+                tree = ast.parse("\n".join(lines[:k]))
+            except SyntaxError:
+                continue
+            try:
+                found[key] = ast.literal_eval(tree.body[0].value)
+            except (ValueError, AttributeError, IndexError):
+                pass
+            break
+    if isinstance(found.get("NAME"), str) and isinstance(found.get("HELP"), str):
+        return found["NAME"], found["HELP"]
+    return _imported(name)
+
+
+def _imported(name: str):
+    if importlib.util.find_spec(name) is None:
+        return None
+    mod = importlib.import_module(name)
+    return mod.NAME, mod.HELP
+
+
 def _commands():
+    """``[(module name, NAME, HELP)]`` of the commands that exist, in ``--help`` order."""
     out = []
     for name in COMMANDS:
-        if importlib.util.find_spec(name) is not None:
-            out.append(importlib.import_module(name))
+        try:
+            declared = _declared(name)
+        except ModuleNotFoundError:
+            declared = None
+        if declared is not None:
+            out.append((name,) + tuple(declared))
     return out
 
 
@@ -58,16 +107,34 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_ARGUMENTS)
 
 
-def build_parser():
+def _chosen(argv, names) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (the top-level
+    options, ``--help`` and ``--version``, take no value)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
+def build_parser(argv=None):
+    """The parser and ``{command: run}``. Every command is listed (its name and help read
+    from its module's source); only the one ``argv`` chooses is imported and given its
+    options (all of them when ``argv`` is None)."""
     p = _Parser(prog="verigrad", description="Verified deep learning: proofs about tensors, "
                 "backward passes certified for every size, training on the certified graph.")
     p.add_argument("--version", action="version", version=f"verigrad {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     handlers = {}
-    for mod in _commands():
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
-        mod.add_arguments(sp)
-        handlers[mod.NAME] = mod.run
+    commands = _commands()
+    chosen = None if argv is None else _chosen(argv, {c[1] for c in commands})
+    for module, name, help_text in commands:
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        if argv is None or name == chosen:
+            mod = importlib.import_module(module)
+            mod.add_arguments(sp)
+            handlers[mod.NAME] = mod.run
     return p, handlers
 
 
@@ -89,7 +156,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    parser, handlers = build_parser()
+    parser, handlers = build_parser(sys.argv[1:] if argv is None else list(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:             # argparse: an argument error (2, one line), or --help/--version (0)

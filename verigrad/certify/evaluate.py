@@ -12,7 +12,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import erf as _erf
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
@@ -321,6 +320,13 @@ def _central(f, h=1e-5):
     out = (-vals[0] + 8 * vals[1] - 8 * vals[2] + vals[3]) / (12 * h)
     noise = max(np.abs(v) for v in vals) * 1e-16 / h * 20
     return np.where(noise > 1e-7 * np.maximum(1.0, np.abs(out)), np.nan, out)
+
+
+def _erf(x):
+    """scipy's erf, imported on first use (scipy.special takes a fifth of a second to
+    import, and most terms have no erf)."""
+    from scipy.special import erf
+    return erf(x)
 
 
 def _pow(x, e: Fraction):

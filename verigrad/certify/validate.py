@@ -94,6 +94,31 @@ def _jax_call(fn, arrays, structs=None, options=None):
         return _leaves(out)
 
 
+_PROGRAMS: dict = {}   # (module text, argument and result trees, options) -> compiled executable
+_PROGRAMS_MAX = 64
+
+
+def compile_lowered(lowered, options=None):
+    """``lowered.compile(options)``, reusing the executable of an identical program.
+
+    Two lowerings with the same StableHLO text (no debug locations), the same argument
+    and result trees and no constants passed as arguments are the same XLA program, so
+    one executable runs both: certifying the same code again in a process (a test
+    suite, a notebook, ``certify A.py:f A.py:f``) pays XLA's compile once. A lowering
+    with constant arguments (their values are not in the text) is compiled afresh."""
+    consts = getattr(getattr(lowered, "_lowering", None), "const_args", None)
+    if consts is None or len(consts):
+        return lowered.compile(options)
+    key = (lowered.as_text(), str(lowered.in_tree), str(lowered.out_tree), repr(sorted((options or {}).items())))
+    hit = _PROGRAMS.pop(key, None)
+    if hit is None:
+        hit = lowered.compile(options)
+    _PROGRAMS[key] = hit                    # most recently used last
+    while len(_PROGRAMS) > _PROGRAMS_MAX:
+        _PROGRAMS.pop(next(iter(_PROGRAMS)))
+    return hit
+
+
 def _leaves(out):
     import jax
     leaves = jax.tree_util.tree_leaves(out)
@@ -433,7 +458,7 @@ def _validate_adversarial(ob) -> Verdict:
     rounds = max(len(row) for row in draws)
     with jax.enable_x64(True):
         try:
-            compiled = jax.jit(program).lower(*[row[0][2] for row in draws]).compile(QUICK_COMPILE)
+            compiled = compile_lowered(jax.jit(program).lower(*[row[0][2] for row in draws]), QUICK_COMPILE)
         except Exception as e:  # noqa: BLE001 - find the assignment JAX cannot run, and say so
             for sizes, f, row in zip(plan, fns, draws):
                 try:

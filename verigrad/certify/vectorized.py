@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import erf as _erf
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import FloorDiv, Poly
@@ -55,6 +54,7 @@ class Vectorized:
     def __init__(self, sizes: dict, values: dict, batch: int | None = None):
         self.sizes, self.values, self.batch = sizes, values, batch
         self.cache: dict = {}
+        self._made: list = []    # keys of the cache entries read at index arrays, in order
 
     # integer expressions over index arrays ---------------------------------------------
     def ival(self, p: Poly, env: dict):
@@ -94,13 +94,26 @@ class Vectorized:
 
     def at(self, t: T.Term, idx: tuple, env: dict, ndim: int):
         """The entry ``t[idx]`` as an array broadcastable over ``ndim`` axes."""
-        key = (t, tuple(id(i) for i in idx), tuple(id(env[v]) for v in t.free_idx if v in env), ndim)
+        ids = tuple(id(i) for i in idx)
+        envs = tuple(id(env[v]) for v in t.free_idx if v in env)
+        key = (t, ids, envs, ndim)
         hit = self.cache.get(key)
         if hit is not None:
             return hit[0]
         out = self._at(t, idx, env, ndim)
         self.cache[key] = (out, idx, [env.get(v) for v in t.free_idx])   # keep the arrays alive
+        if ids or envs:
+            self._made.append(key)
         return out
+
+    def _forget(self, mark: int):
+        """Drop the entries made since ``mark`` that were read at index arrays: inside a
+        ``Sum`` those are the arrays it grew for its own axis, which no later call can be
+        given again, so the entries are dead (and may be the largest arrays made). Closed
+        entries (no index arrays) stay: another sum at the same depth reads them."""
+        for key in self._made[mark:]:
+            self.cache.pop(key, None)
+        del self._made[mark:]
 
     def _at(self, t, idx, env, ndim):
         at = lambda u, i=(): self.at(u, i, env, ndim)  # noqa: E731
@@ -149,14 +162,7 @@ class Vectorized:
         if isinstance(t, T.Add):
             return sum(at(a, sub(a)) for a in t.terms)
         if isinstance(t, T.Mul):
-            out, zero = 1.0, False
-            for a in t.terms:
-                f = at(a, sub(a))
-                out = out * f
-                zero = zero | (np.asarray(f) == 0)
-            # an exact zero factor makes the product 0 even where another factor overflowed
-            # float64 (exp of a huge finite argument): the terms are about exact reals
-            return np.where(zero, 0.0, out) if np.any(zero) else out
+            return _product([at(a, sub(a)) for a in t.terms])
         if isinstance(t, T.Pow):
             return _pow(at(t.base, idx), t.exponent)
         if isinstance(t, T.Func):
@@ -181,7 +187,20 @@ class Vectorized:
             grow = tuple(np.expand_dims(np.asarray(i), -1) for i in idx)
             env2 = {v: np.expand_dims(np.asarray(a), -1) for v, a in env.items()}
             env2[t.idx] = axis
-            body = np.asarray(self.at(t.body, grow, env2, ndim + 1), dtype=np.float64)
+            mark = len(self._made)
+            try:
+                if isinstance(t, T.Sum) and isinstance(t.body, T.Mul) and n:
+                    # a sum of products: contracted without building the product (einsum)
+                    factors = [self.at(a, grow if a.shape else (), env2, ndim + 1) for a in t.body.terms]
+                    out = _contract(factors, ndim)
+                    if out is not None:
+                        return out
+                    body = _product(factors)
+                else:
+                    body = self.at(t.body, grow, env2, ndim + 1)
+            finally:
+                self._forget(mark)
+            body = np.asarray(body, dtype=np.float64)
             body = np.broadcast_to(body, body.shape[:-1] + (n,))
             if isinstance(t, T.Sum):
                 return body.sum(axis=-1) if n else np.zeros(body.shape[:-1])
@@ -196,6 +215,62 @@ class Vectorized:
             x = np.asarray(at(t.t, idx))
             return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
         raise TypeError(f"the vectorized evaluator does not take {type(t).__name__}")
+
+
+def _product(factors):
+    """The product of ``factors`` (arrays broadcastable together, or numbers). An exact
+    zero factor makes the product 0 even where another factor overflowed float64 (exp of
+    a huge finite argument): the terms are about exact reals. A product of finite
+    factors is finite where none is zero, and a zero there already, so the zeros are
+    looked for only where the product is not finite."""
+    out = 1.0
+    for f in factors:
+        out = out * f
+    if np.all(np.isfinite(out)):
+        return out
+    zero = False
+    for f in factors:
+        zero = zero | (np.asarray(f) == 0)
+    return np.where(zero, 0.0, out) if np.any(zero) else out
+
+
+CONTRACT_MIN = 2048     # entries of the product from which a contraction beats building it
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _contract(factors, ndim: int):
+    """``sum over the last of ndim + 1 axes of the product of factors`` by ``np.einsum``,
+    without building the product; None where that does not apply (a product too small
+    to gain, the summed axis in no factor, more axes than letters) or where the result
+    is not finite (an overflow or an exact zero against an infinity: the product's own
+    rule decides those entries)."""
+    arrays = [np.asarray(f, dtype=np.float64) for f in factors]
+    if ndim + 1 > len(_LETTERS) or any(a.ndim > ndim + 1 for a in arrays):
+        return None
+    arrays = [a.reshape((1,) * (ndim + 1 - a.ndim) + a.shape) for a in arrays]
+    try:
+        full = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        return None
+    if full[-1] == 1 or math.prod(full) < CONTRACT_MIN:
+        return None
+    operands, subscripts = [], []
+    for a in arrays:
+        keep = [d for d in range(ndim + 1) if a.shape[d] != 1]
+        operands.append(a.reshape(tuple(a.shape[d] for d in keep)))
+        subscripts.append("".join(_LETTERS[d] for d in keep))
+    out_axes = [d for d in range(ndim) if full[d] != 1]
+    spec = ",".join(subscripts) + "->" + "".join(_LETTERS[d] for d in out_axes)
+    out = np.einsum(spec, *operands, optimize=True)
+    out = np.asarray(out, dtype=np.float64).reshape(tuple(full[d] for d in range(ndim)))
+    return out if np.all(np.isfinite(out)) else None
+
+
+def _erf(x):
+    """scipy's erf, imported on first use (scipy.special takes a fifth of a second to
+    import, and most terms have no erf)."""
+    from scipy.special import erf
+    return erf(x)
 
 
 def _pow(x, e):
