@@ -1,0 +1,60 @@
+"""The kernel's budget: 3,500 lines of code, so that one person can read it in a sitting.
+
+Lines of code are counted the usual way (as cloc or sloccount do): a line that holds a
+token of Python other than a comment or a docstring. Blank lines, comments and
+docstrings are free: the kernel should explain itself, and its budget must never be a
+reason to drop a comment or squeeze code into dense one-liners.
+
+    .venv/bin/python tests/kernel/test_budget.py      # prints the count per file
+"""
+from __future__ import annotations
+
+import io
+import sys
+import tokenize
+from pathlib import Path
+
+BUDGET = 3_500
+KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
+_SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER, tokenize.ENCODING}
+
+
+def code_lines(source: str) -> int:
+    """The number of lines of ``source`` that hold code (not a comment, a docstring or
+    blank). A docstring is a statement that is only a string."""
+    lines, statement = set(), []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if any(t.type != tokenize.STRING for t in statement):
+                for t in statement:
+                    lines.update(range(t.start[0], t.end[0] + 1))
+            statement = []
+        elif tok.type not in _SKIPPED:
+            statement.append(tok)
+    return len(lines)
+
+
+def kernel_lines() -> dict[str, int]:
+    return {p.name: code_lines(p.read_text(encoding="utf-8")) for p in sorted(KERNEL.glob("*.py"))}
+
+
+def test_the_kernel_keeps_its_budget():
+    counts = kernel_lines()
+    assert sum(counts.values()) <= BUDGET, counts
+
+
+def test_the_count_skips_comments_docstrings_and_blank_lines_only():
+    source = 'def f(x):\n    """Doc\n    string."""\n    # a comment\n\n    y = ("a"\n         "b")\n    return x + 1  # trailing\n'
+    assert code_lines(source) == 4          # def, the two lines of y, return
+    assert code_lines('"""module doc"""\nx = 1\n') == 1
+    assert code_lines("s = '''not\na docstring'''\n") == 2
+    assert code_lines('", ".join(x)\n') == 1      # a string that starts a statement is code
+
+
+if __name__ == "__main__":
+    counts = kernel_lines()
+    for name, n in counts.items():
+        print(f"{n:6d}  verigrad/kernel/{name}")
+    print(f"{sum(counts.values()):6d}  in all (budget {BUDGET:,})")
+    sys.exit(0)
