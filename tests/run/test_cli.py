@@ -16,10 +16,11 @@ def tied_dir(tmp_path_factory):
 
 def test_trains_and_prints_a_json_summary(tied_dir, tmp_path, capsys):
     ref_dir = tied_dir
-    assert main(["train", str(ref_dir), "--epochs", "2", "--lr", "0.01", "--ckpt", str(tmp_path), "--json"]) == 0
+    constant = ["--lr", "0.01", "--schedule", "constant", "--ckpt", str(tmp_path)]
+    assert main(["train", str(ref_dir), "--epochs", "2", *constant, "--json"]) == 0
     first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert first["epochs"] == 2 and first["steps"] == 44 and 0 <= first["test_accuracy"] <= 1
-    assert main(["train", str(ref_dir), "--epochs", "3", "--lr", "0.01", "--ckpt", str(tmp_path), "--resume"]) == 0
+    assert main(["train", str(ref_dir), "--epochs", "3", *constant, "--resume"]) == 0   # extended
     out = capsys.readouterr().out
     assert "test accuracy" in out
     summary = json.loads(out.strip().splitlines()[-1])

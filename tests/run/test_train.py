@@ -35,7 +35,17 @@ def test_resume_is_bit_identical(ref, tmp_path):
 def test_resume_refuses_another_configuration(ref, tmp_path):
     train.Trainer(ref, train.Config(epochs=1), tmp_path, progress=False).run()
     with pytest.raises(checkpoint.CheckpointError, match="lr was 0.001 in the checkpointed run, now 0.5"):
-        train.Trainer(ref, train.Config(epochs=2, lr=0.5), tmp_path, resume=True, progress=False).run()
+        train.Trainer(ref, train.Config(epochs=1, lr=0.5), tmp_path, resume=True, progress=False).run()
+
+
+def test_resume_with_other_epochs_only_under_the_constant_schedule(ref, tmp_path):
+    train.Trainer(ref, train.Config(epochs=1), tmp_path, progress=False).run()
+    with pytest.raises(checkpoint.CheckpointError, match="has 1 epochs of a cosine schedule.*--epochs 1"):
+        train.Trainer(ref, train.Config(epochs=2), tmp_path, resume=True, progress=False).run()
+    constant = tmp_path / "constant"
+    train.Trainer(ref, train.Config(epochs=1, schedule="constant"), constant, progress=False).run()
+    s = train.Trainer(ref, train.Config(epochs=2, schedule="constant"), constant, resume=True, progress=False).run()
+    assert s.resumed_from_epoch == 1 and s.steps == 2 * 22
 
 
 def test_checkpoint_is_written_atomically(tmp_path, monkeypatch):

@@ -77,12 +77,20 @@ def load(directory) -> State:
 
 
 def check_compatible(state: State, config: dict, fingerprint: str, path="checkpoint"):
-    """Resuming needs the same modules and the same configuration (epochs may grow)."""
+    """Resuming needs the same modules and the same configuration. The number of epochs
+    may change only under the constant schedule: a cosine schedule's learning rates
+    depend on the run's total length, so resuming it with other epochs would silently
+    give neither the old run nor a straight run of the new length."""
     if state.fingerprint != fingerprint:
         raise CheckpointError(f"{path}: written for other modules (the rendered step changed since)")
     for key, value in config.items():
-        if key == "epochs":
+        if key == "epochs" and config.get("schedule") == "constant":
             continue
+        if key == "epochs" and state.config.get(key) != value:
+            raise CheckpointError(f"{path}: the checkpointed run has {state.config.get(key)} epochs of a "
+                                  f"{config.get('schedule')} schedule, whose learning rates depend on the run's "
+                                  f"length; resume with --epochs {state.config.get(key)} (or train with "
+                                  f"--schedule constant to extend a run)")
         if state.config.get(key) != value:
             raise CheckpointError(f"{path}: {key} was {state.config.get(key)!r} in the checkpointed run, "
                                   f"now {value!r}")
