@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from verigrad.kernel import terms as T
+from verigrad.kernel.permutation import Argsort, IntEq
 from verigrad.kernel.sizes import FloorDiv, Poly
 
 _UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
@@ -214,7 +215,26 @@ class Vectorized:
         if isinstance(t, T.RealCond):
             x = np.asarray(at(t.t, idx))
             return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
+        if isinstance(t, IntEq):
+            return np.asarray(np.asarray(at(t.t)) == self.ival(t.p, env), dtype=np.float64)
+        if isinstance(t, Argsort):
+            return self._argsort(t, idx, env, ndim)
         raise TypeError(f"the vectorized evaluator does not take {type(t).__name__}")
+
+    def _argsort(self, t, idx, env, ndim):
+        """``argsort(s)[a]``: ``s`` read along one more axis (as a sum reads its body), sorted
+        stably along it, then read at ``a`` (0 off the range, the kernel's total reading)."""
+        n = self.size(t.shape[0])
+        axis = np.arange(n).reshape((1,) * ndim + (n,))
+        env2 = {v: np.expand_dims(np.asarray(a), -1) for v, a in env.items()}
+        vals = np.asarray(self.at(t.s, (axis,), env2, ndim + 1), dtype=np.float64)
+        vals = np.broadcast_to(vals, np.broadcast_shapes(vals.shape, (1,) * ndim + (n,)))
+        order = np.argsort(vals, axis=-1, kind="stable")
+        a = np.asarray(idx[0])
+        shape = np.broadcast_shapes(order.shape[:-1], a.shape)
+        a = np.broadcast_to(a, shape)
+        picked = np.take_along_axis(np.broadcast_to(order, shape + (n,)), np.clip(a, 0, n - 1)[..., None], -1)[..., 0]
+        return np.where((a >= 0) & (a < n), picked, 0).astype(np.float64)
 
 
 def _product(factors):

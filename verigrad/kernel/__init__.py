@@ -11,6 +11,7 @@ kernel imports nothing from the rest of verigrad and nothing of JAX. Modules:
 - ``axioms``     the registry of named, justified axioms
 - ``theorem``    ``Theorem`` and the rules that alone construct it
 - ``reify``      normal forms back to terms (for side conditions and residuals)
+- ``permutation`` argsort and equalities against its entries (rules hooked into the normal form)
 
 The printer is not part of the kernel (``verigrad.report.printing``, as in HOL Light).
 """
@@ -19,6 +20,7 @@ from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, 
                     ReduceMax, Delta, IntCond, RealCond, TensorFn, Apply, Deriv, Named, Vjp, At, FnLam,
                     subst, as_term, vjp_statement)
 from .normal import NotDifferentiable
+from .permutation import Argsort, IntEq
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
                       rewrite, discharge, at_elim, instantiate, prove_equal)

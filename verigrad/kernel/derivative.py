@@ -91,6 +91,8 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
         return _extremum(nz, a, var, P)
     if isinstance(a, (DFnA, ApplyA)):
         raise NotDifferentiable(f"second derivative of the opaque function {a.fn.name}")
+    if hasattr(a, "derive"):            # an atom of an extension module (permutation.py)
+        return a.derive(nz, var, P)
     raise NotDifferentiable(f"no derivative rule for {a!r}")
 
 

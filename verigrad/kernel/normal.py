@@ -339,6 +339,7 @@ class Normalizer:
     ``derivative.py``, which installs it: the normal form does not import its calculus)
     normalizes a ``Deriv``."""
     derive = None
+    decide_ge = sum_count = None    # installed by permutation.py: [P[a] + r >= 0], sum_i [P[i] == b]
 
     def __init__(self, strict_kinks: bool = False, choices: "Choices | None" = None):
         self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
@@ -710,6 +711,8 @@ class Normalizer:
             return self.rind({">": self.sub(u, ONE), "<=": neg, "<": self.sub(neg, ONE)}[rel], ">=")
         if neg.positive:
             return ZERO
+        if self.decide_ge is not None and (hit := self.decide_ge(self, u)) is not None:
+            return hit                      # the range of a permutation's entry (permutation.py)
         c = next((c for m, c in u.terms if m is ONE_MONO), 0)
         g = gcd(*(int(c) for m, c in u.terms if m is not ONE_MONO))
         if g > 1:
@@ -841,6 +844,9 @@ class Normalizer:
                     if divisible is not None:
                         guard = self.mul(guard, self.delta(divisible))
                     return self.mul(out, self.sum([c for c in bs if c is not b], self.mul(body, guard)))
+        # 3b. A permutation's equality counted over its whole range (permutation.py).
+        if self.sum_count is not None and "permeq:" in m.skey and (hit := self.sum_count(self, bs, m)) is not None:
+            return self.mul(out, hit)
         # 4. A binder confined by indicators: re-index it over its window, or pin it.
         for b in bs:
             conf = _confine(m, b)
@@ -1013,6 +1019,8 @@ class Normalizer:
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
             return self.derive(n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
+        if hasattr(t, "normal_form"):       # a term of an extension module (permutation.py)
+            return t.normal_form(self, idx, env)
         raise KernelError(f"cannot normalize {type(t).__name__}")
 
     def tensor_of(self, t: T.Term, env) -> TensorNF:

@@ -19,6 +19,7 @@ import sys
 from fractions import Fraction
 
 from . import terms as T
+from .permutation import Argsort, IntEq
 from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, floordiv
 from .theorem import (Condition, Theorem, abstract, assume, at_elim, define, discharge, index, instantiate,
                       prove_equal, refl, rewrite, symm, trans)
@@ -27,7 +28,7 @@ FORMAT, VERSION = "verigrad-proof-trace", 1
 
 TERMS = {c.__name__: c for c in (T.Var, T.Num, T.Const, T.IntVal, T.Index, T.Lamda, T.Add, T.Mul, T.Pow, T.Func,
                                  T.Sum, T.ReduceMax, T.Delta, T.IntCond, T.RealCond, T.Apply, T.Deriv, T.Named,
-                                 T.Vjp, T.At)}
+                                 T.Vjp, T.At, Argsort, IntEq)}
 
 
 class TraceError(KernelError):

@@ -1,0 +1,301 @@
+"""Permutations: argsort and integer equalities against its entries (trusted).
+
+Two terms, and the normal-form atoms they become:
+
+- ``Argsort(s)`` for a vector ``s`` of length ``n >= 1``: the stable ascending order of
+  ``s`` (``s[P[0]] <= s[P[1]] <= ...``, ties by index). For *every* real ``s`` it is a
+  permutation of ``[0, n)``: that is the only property the rules below use, and it holds
+  by construction (no data can make it fail).
+- ``IntEq(t, p)``: the indicator ``[t == p]`` of a scalar term ``t`` and an integer
+  expression ``p`` (a gather by data indices is ``sum_j [t == j] x[j]``).
+
+Atoms (``PermA``, ``PermEqA``) take the vector as a ``TensorNF`` ``lam[b < n]{u}``:
+
+- ``PermA(s, a, inv)``: ``P[a]`` for ``P = argsort(s)``, or with ``inv`` ``argsort(P)[a]``
+  (the inverse permutation: the stable rank of ``s[a]``); 0 when ``a`` is off
+  ``[0, n)`` (the kernel's total reading of an entry). Integer-valued, in ``[0, n)``.
+- ``PermEqA(s, a, b, inv)``: ``[PermA(s, a, inv) == b]``, literally.
+
+Rules (each an axiom of the registry, each applied only where its precondition is
+checked here):
+
+- ``argsort_inverse``: ``argsort(Q)[a] = Q^-1[a]`` where ``Q`` normalizes to the entries of
+  a permutation atom (``P`` or ``P^-1`` of the same length): the argsort of a permutation
+  is its inverse, and the inverse of ``P^-1`` is ``P``. Never applied to other integer
+  data (an argsort of arbitrary integers is just another ``PermA``).
+- ``perm_range``: ``0 <= P[a] <= n - 1`` decides ``[+-P[a] + r >= 0]`` and ``[P[a] == b]``
+  when the integer expression ``r`` (or ``b``) puts it on one side of that range.
+- ``perm_bijection``: ``[P^-1[a] == b] = [0 <= b < n] [P[b] == a]`` for ``a`` provably in
+  ``[0, n)``: ``P`` is a bijection of ``[0, n)`` and ``P^-1`` its inverse. This is the
+  bijection rule ``sum_i [P[i] == j] f(i) = sum_i [P^-1[j] == i] f(i)`` in pointwise form;
+  it exists only for atoms built by ``Argsort``, so a gather by arbitrary integer data
+  (duplicates: ``sum_i [idx[i] == j]`` is a multiplicity) never gets it.
+- ``perm_count``: ``sum_{i < n} [P[i] == b] = [0 <= b < n]`` (exactly one ``i`` maps to
+  each ``b`` of the range), for a sum whose binder occurs in nothing else.
+- ``deriv_argsort``: ``d P[a] = 0`` where the entries of ``s`` are pairwise distinct (a
+  permutation is locally constant off ties, ``s`` being continuous there: its own
+  conditions are recorded); recorded as the condition ``n + 1/2 - #{(c, d): s_c = s_d}
+  > 0``, a measure-zero exclusion like the max's unique argmax.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from . import normal as N
+from . import reify as R
+from . import terms as T
+from .axioms import _r
+from .derivative import derivative
+from .sizes import KernelError, Poly, as_poly, fresh_index, nonneg, poly_str
+
+
+# -- terms --------------------------------------------------------------------------------
+
+class Argsort(T.Term):
+    """``argsort(s)``: the stable ascending order of the vector ``s`` (ties by index), a
+    permutation of ``[0, n)``; integer-valued, of ``s``'s shape."""
+
+    @classmethod
+    def _canon(cls, s):
+        s = T.as_term(s)
+        if len(s.shape) != 1:
+            raise KernelError(f"argsort of a term of rank {len(s.shape)} (a vector is needed): {s!r}")
+        if not nonneg(s.shape[0] - 1):
+            raise KernelError(f"argsort of a vector of length {poly_str(s.shape[0])}, not provably >= 1")
+        return (s,)
+
+    def _build(self, s):
+        self._set(s.shape, lambda: f"Ag({s.skey})")
+
+    def normal_form(self, nz: N.Normalizer, idx, env) -> N.NF:
+        (a,) = idx
+        return argsort_entry(nz, nz.tensor_of(self.s, env), a)
+
+
+class IntEq(T.Term):
+    """``[t == p]`` for a scalar term ``t`` and an integer expression ``p``."""
+
+    @classmethod
+    def _canon(cls, t, p):
+        t = T.as_term(t)
+        if t.shape != ():
+            raise KernelError(f"IntEq of the non-scalar {t!r}")
+        return t, as_poly(p)
+
+    def _build(self, t, p):
+        self._set((), lambda: f"Ie({t.skey}={p.skey})")
+
+    def normal_form(self, nz: N.Normalizer, idx, env) -> N.NF:
+        p = self.p.subst(env) if env else self.p
+        return int_eq(nz, nz.sub(nz.norm(self.t, (), env), nz.int_value(p)))
+
+
+# -- atoms --------------------------------------------------------------------------------
+
+def _size(s: N.TensorNF) -> Poly:
+    return s.binders[0].size
+
+
+class PermA(N.Atom):
+    """``argsort(s)[a]`` (``inv``: ``argsort(argsort(s))[a]``); 0 off ``[0, n)``."""
+
+    def _build(self, s, a, inv):
+        self._set(f"perm{'~' if inv else ''}:{s.skey}[{a.skey}]", nonneg=True, integer=True)
+
+    def derive(self, nz, var, P):
+        return _derive(nz, self.s, var, P)
+
+
+class PermEqA(N.Atom):
+    """``[PermA(s, a, inv) == b]``."""
+
+    def _build(self, s, a, b, inv):
+        self._set(f"permeq{'~' if inv else ''}:{s.skey}[{a.skey}]={b.skey}", nonneg=True, idem=True)
+
+    def derive(self, nz, var, P):
+        return _derive(nz, self.s, var, P)
+
+
+def _outside(p: Poly, n: Poly) -> bool:
+    return nonneg(-p - 1) or nonneg(p - n)
+
+
+def _inside(p: Poly, n: Poly) -> bool:
+    return nonneg(p) and nonneg(n - 1 - p)
+
+
+def perm(nz: N.Normalizer, s: N.TensorNF, a: Poly, inv: bool) -> N.NF:
+    """``PermA(s, a, inv)``; 0 for ``a`` provably off the range."""
+    if _outside(a, _size(s)):
+        nz.use("entry_off_shape")
+        return N.ZERO
+    return N.nf_atom(PermA(s, a, bool(inv)))
+
+
+def argsort_entry(nz: N.Normalizer, x: N.TensorNF, a: Poly) -> N.NF:
+    """``argsort(x)[a]``: the inverse of a permutation atom when ``x`` is one (the whole
+    vector ``lam[b]{PermA(s, b, inv)}`` of the same length), else a new ``PermA``."""
+    one = x.u.single()
+    if one is not None and one[1] == 1 and len(one[0].factors) == 1:
+        atom, e = one[0].factors[0]
+        if isinstance(atom, PermA) and e == 1 and atom.a is Poly.sym(x.binders[0]) \
+                and _size(atom.s) is _size(x) and x.binders[0] not in atom.s.ivars:
+            nz.use("argsort_inverse")
+            return perm(nz, atom.s, a, not atom.inv)
+    return perm(nz, x, a, False)
+
+
+def _as_poly(m: N.Mono) -> Poly | None:
+    """The integer expression a monomial of integer symbols is, or None."""
+    out = Poly.const(1)
+    for a, e in m.factors:
+        if not isinstance(a, N.IntA) or e.denominator != 1 or e < 0:
+            return None
+        for _ in range(int(e)):
+            out = out * Poly.sym(a.sym)
+    return out
+
+
+def _split(u: N.NF):
+    """``(atom, k, r)`` when ``u = k * atom + r`` for one permutation atom, ``k = +-1``
+    and ``r`` an integer expression; else None."""
+    atom, k, r = None, 0, Poly.const(0)
+    for m, c in u.terms:
+        if len(m.factors) == 1 and isinstance(m.factors[0][0], PermA) and m.factors[0][1] == 1:
+            if atom is not None or c not in (1, -1):
+                return None
+            atom, k = m.factors[0][0], int(c)
+            continue
+        p = _as_poly(m)
+        if p is None or Fraction(c).denominator != 1:
+            return None
+        r = r + p * int(c)
+    return (atom, k, r) if atom is not None else None
+
+
+def decide_ge(nz: N.Normalizer, u: N.NF):
+    """``[u >= 0]`` for an integer-valued ``u = +-P[a] + r``, decided by the range of
+    ``P[a]`` when ``r`` puts it on one side; else None."""
+    split = _split(u) if "perm" in u.skey else None
+    if split is None:
+        return None
+    atom, k, r = split
+    top = _size(atom.s) - 1
+    lo, hi = (r, r + top) if k == 1 else (r - top, r)
+    if nonneg(lo):
+        nz.use("perm_range")
+        return N.ONE
+    if nonneg(-hi - 1):
+        nz.use("perm_range")
+        return N.ZERO
+    return None
+
+
+def int_eq(nz: N.Normalizer, u: N.NF) -> N.NF:
+    """``[u == 0]``: decided for a constant; for ``u = +-P[a] + r`` the equality atom
+    ``[P[a] == -+r]``; otherwise the exact product ``[u >= 0][-u >= 0]``."""
+    c = u.const()
+    if c is not None:
+        return N.ONE if c == 0 else N.ZERO
+    split = _split(u)
+    if split is None:
+        return nz.mul(nz.rind(u, ">=", strict=False), nz.rind(nz.scale(u, -1), ">=", strict=False))
+    atom, k, r = split
+    return perm_eq(nz, atom.s, atom.a, -r * k, atom.inv)
+
+
+def perm_eq(nz: N.Normalizer, s: N.TensorNF, a: Poly, b: Poly, inv: bool) -> N.NF:
+    """``[PermA(s, a, inv) == b]``, written with the forward permutation where the
+    bijection rule allows."""
+    n = _size(s)
+    if _outside(a, n):                  # the entry reads 0
+        nz.use("entry_off_shape")
+        return nz.delta(b)
+    if _outside(b, n):
+        nz.use("perm_range")
+        return N.ZERO
+    if inv and _inside(a, n):
+        nz.use("perm_bijection")
+        return nz.mul(nz._in_range(b, n), perm_eq(nz, s, b, a, False))
+    return N.nf_atom(PermEqA(s, a, b, bool(inv)))
+
+
+def _renorm_perm(nz, s, a, inv):
+    return perm(nz, s, a, inv)
+
+
+def _renorm_eq(nz, s, a, b, inv):
+    return perm_eq(nz, s, a, b, inv)
+
+
+def sum_count(nz: N.Normalizer, bs, m: N.Mono):
+    """``sum_{i < n} [P[i] == b] = [0 <= b < n]`` for a binder ``i`` of ``bs`` read only in
+    that factor (``perm_count``); the sum over the other binders of the rest, or None."""
+    for atom, e in m.factors:
+        if not isinstance(atom, PermEqA) or atom.inv:
+            continue
+        n = _size(atom.s)
+        for i in bs:
+            if atom.a is Poly.sym(i) and i.size is n and i not in atom.b.symbols() and i not in atom.s.ivars \
+                    and not any(i in f.ivars for f, _ in m.factors if f is not atom):
+                nz.use("perm_count")
+                rest = N.mono_of({f: k for f, k in m.factors if f is not atom})
+                return nz.sum([v for v in bs if v is not i], nz.mul(N.nf_mono(rest), nz._in_range(atom.b, n)))
+    return None
+
+
+def _derive(nz: N.Normalizer, s: N.TensorNF, var, P) -> N.NF:
+    """0 where the entries of ``s`` are pairwise distinct (recorded), ``s`` continuous
+    there (its own conditions recorded by differentiating it)."""
+    if var not in s.tvars:
+        return N.ZERO
+    nz.use("deriv_argsort")
+    n = _size(s)
+    c, d = fresh_index(n), fresh_index(n)
+    sc = nz.subst_nf(s.u, {s.binders[0]: Poly.sym(c)})
+    sd = nz.subst_nf(s.u, {s.binders[0]: Poly.sym(d)})
+    diff = nz.sub(sc, sd)
+    ties = nz.sum([c, d], nz.mul(nz.rind(diff, ">=", strict=False), nz.rind(nz.scale(diff, -1), ">=", strict=False)))
+    nz.need("positive", nz.sub(nz.add(nz.int_value(n), N.nf_const(Fraction(1, 2))), ties))
+    derivative(nz, sc, var, P)
+    return N.ZERO
+
+
+# -- axioms, and the hooks into the normal form and the reifier ------------------------------
+
+_r("argsort_inverse", "argsort(Q)[a] = Q^-1[a] for Q = argsort(s) or argsort(argsort(s)) of the same length",
+   "argsort(s) is a permutation of [0, n) for every real s (a stable sort orders every vector); the argsort "
+   "of a permutation Q sends j to the position where Q holds j, which is Q^-1(j); and (P^-1)^-1 = P. "
+   "Precondition, enforced by argsort_entry: the operand normalizes to exactly the entries of such an atom.")
+_r("perm_range", "0 <= P[a] <= n - 1 for P = argsort(s) (or its inverse) of length n",
+   "A permutation of [0, n) takes values in [0, n); an entry off the range reads 0, also in [0, n).")
+_r("perm_bijection", "a in [0, n)  ->  [P^-1[a] == b] = [0 <= b < n] [P[b] == a]",
+   "P is a bijection of [0, n) with inverse P^-1 (both from argsort, never from other integer data). "
+   "Precondition, enforced by perm_eq: a provably in [0, n).")
+_r("perm_count", "sum_{i<n} [P[i] == b] = [0 <= b < n]",
+   "A bijection of [0, n) sends exactly one i to each b in [0, n), none to a b outside. Precondition, "
+   "enforced by sum_count: P from argsort (forward), i ranges over all of [0, n) and occurs nowhere else.")
+_r("deriv_argsort", "d argsort(s)[a] = 0 where the entries of s are pairwise distinct (and s is differentiable)",
+   "Off ties every s_c - s_d (c != d) keeps its sign near the point (s is continuous there: its own "
+   "conditions are recorded), so the order is locally constant. Precondition, recorded as the condition "
+   "n + 1/2 - #{(c, d) : s_c = s_d} > 0 (only the n diagonal pairs tie), like the max's unique argmax.")
+
+N._RENORMALIZE[PermA] = _renorm_perm
+N._RENORMALIZE[PermEqA] = _renorm_eq
+N.Normalizer.decide_ge = staticmethod(decide_ge)
+N.Normalizer.sum_count = staticmethod(sum_count)
+
+
+def _reify_vec(s: N.TensorNF) -> T.Term:
+    return T.Lamda(s.binders, R.reify(s.u))
+
+
+def _reify_perm(a: PermA) -> T.Term:
+    q = Argsort(_reify_vec(a.s))
+    return T.Index(Argsort(q) if a.inv else q, (a.a,), total=True)
+
+
+R._ATOMS[PermA] = _reify_perm
+R._ATOMS[PermEqA] = lambda a: IntEq(_reify_perm(PermA(a.s, a.a, a.inv)), a.b)
+
+__all__ = ["Argsort", "IntEq"]
