@@ -21,8 +21,8 @@ from fractions import Fraction
 from . import terms as T
 from .permutation import Argsort, IntEq
 from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, floordiv
-from .theorem import (Condition, Theorem, abstract, assume, at_elim, define, discharge, index, instantiate,
-                      prove_equal, refl, rewrite, symm, trans)
+from .theorem import (Condition, Theorem, _gc_paused, abstract, assume, at_elim, define, discharge, index,
+                      instantiate, prove_equal, refl, rewrite, symm, trans)
 
 FORMAT, VERSION = "verigrad-proof-trace", 1
 
@@ -110,6 +110,7 @@ def _statement(th: Theorem):
     return th.lhs, th.rhs, th.hyps, th.conds
 
 
+@_gc_paused
 def replay(trace: dict) -> list:
     """Replay a trace (parsed JSON): ``[(claim name, Theorem)]``, or ``TraceError``."""
     if not isinstance(trace, dict) or trace.get("format") != FORMAT or trace.get("version") != VERSION:

@@ -639,8 +639,12 @@ def substitution(mapping: dict):
 
 
 class _Subst:
-    def __init__(self, mapping, ints, brings=None):
-        self.mapping, self.ints, self.cache = mapping, ints, {}
+    """A substitution with its cache. The substitution made for a binder's body
+    (``binder``) differs from its ``parent`` only at the bound index ``own``: a subterm in
+    which that index is not free is substituted by the parent (and shares its cache)."""
+
+    def __init__(self, mapping, ints, brings=None, parent=None, own=None):
+        self.mapping, self.ints, self.cache, self.parent, self.own = mapping, ints, {}, parent, own
         self.sizes = {k for k in ints if isinstance(k, SizeSym)}
         if brings is None:      # the free indices each substituted symbol's value brings in
             brings = {k: p.index_vars() for k, p in ints.items()}
@@ -656,8 +660,12 @@ class _Subst:
         """The indices the substitution brings into ``t``: those of the values of the
         symbols free in it."""
         out = set()
-        for k in (t.free_idx & self.ints.keys()) | (t.atoms & self.mapping.keys()):
-            out |= self.brings[k]
+        for k in self.ints:         # (over the few keys, not the term's many atoms)
+            if k in t.free_idx:
+                out |= self.brings[k]
+        for k in self.mapping:
+            if k in t.atoms:
+                out |= self.brings[k]
         return out
 
     def binder(self, v: IndexVar, t: Term, scope: set):
@@ -669,15 +677,18 @@ class _Subst:
         brought = self.brought(t)
         if v in brought or size is not v.size:
             w = fresh_name(v.name, size, brought | scope, v.tag)
-            return w, _Subst(self.mapping, {**self.ints, v: Poly.sym(w)}, {**self.brings, v: {w}})
+            return w, _Subst(self.mapping, {**self.ints, v: Poly.sym(w)}, {**self.brings, v: {w}}, self, v)
         if v in self.ints:  # a bound index shadows a substituted free one of that name
-            return v, _Subst(self.mapping, {k: x for k, x in self.ints.items() if k is not v}, self.brings)
+            rest = {k: x for k, x in self.ints.items() if k is not v}
+            return v, _Subst(self.mapping, rest, self.brings, self, v)
         return v, self
 
     def go(self, t: Term) -> Term:
         if t.atoms.isdisjoint(self.mapping) and not (self.ints and not (
                 t.free_idx.isdisjoint(self.ints) and self.sizes.isdisjoint(t.sizes))):
             return t
+        if self.own is not None and self.own not in t.free_idx:
+            return self.parent.go(t)
         hit = self.cache.get(t)
         if hit is None:
             hit = self.cache[t] = self._go(t)

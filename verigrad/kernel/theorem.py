@@ -18,6 +18,7 @@ the proof can be written out as a trace and replayed (``replay.py``). Observers
 """
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import math
@@ -131,6 +132,22 @@ def _conds(*ths):
     return set().union(*(th.conds for th in ths))
 
 
+def _gc_paused(rule):
+    """Run ``rule`` with the cyclic garbage collector paused: terms and normal forms make
+    no reference cycles, while each collection would rescan the ever-growing tables of
+    hash-consed terms (most of the time of a large ``instantiate``)."""
+    @functools.wraps(rule)
+    def paused(*args, **kw):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return rule(*args, **kw)
+        finally:
+            if was:
+                gc.enable()
+    return paused
+
+
 # -- primitive rules -----------------------------------------------------------------
 
 def refl(t: T.Term) -> Theorem:
@@ -188,6 +205,7 @@ def define(name: str, body: T.Term) -> tuple[T.Term, Theorem]:
     return c, _make((), (), c, c.body, "definition", (), {"definition"}, args=(name, c.body))
 
 
+@_gc_paused
 def rewrite(th: Theorem, target: T.Term) -> Theorem:
     """Congruence: ``|- target = target'`` where every occurrence of ``th.lhs`` in
     ``target`` that is not under a binder of its free indices is replaced by ``th.rhs``.
@@ -270,6 +288,7 @@ def discharge(th: Theorem, proof: Theorem) -> Theorem:
     return _make((th.hyps - {hyp}) | proof.hyps, th.conds | proof.conds, th.lhs, th.rhs, "discharge", (th, proof))
 
 
+@_gc_paused
 def at_elim(t: T.Term) -> Theorem:
     """``|- t = t'`` where every ``At(body, ps, vs)`` in ``t`` (innermost first) becomes
     ``body[ps := vs]``. Defined when no derivative in ``body`` is taken in a param replaced
@@ -292,6 +311,7 @@ def at_elim(t: T.Term) -> Theorem:
     return _make((), (), t, new, "at_elim", (), {"at_elim"}, args=(t,))
 
 
+@_gc_paused
 def instantiate(th: Theorem, mapping: dict) -> Theorem:
     """Substitute for free symbols of a theorem, checking every domain:
     a size by an expression provably >= its lower bound; an index by an expression
@@ -355,6 +375,7 @@ class Failure:
         return self.reason + (f"; residual lhs - rhs = {self.residual!r}" if self.residual is not None else "")
 
 
+@_gc_paused
 def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None) -> Theorem | Failure:
     """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
 
@@ -367,18 +388,11 @@ def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None) -
     theorem's ``args``; given as ``choices`` (a replay), they are used instead of the
     hooks. Any choice is sound; a wrong one can only make the decision fail. ``budget``
     bounds the work (monomial products): past it the answer is a Failure."""
-    # The cyclic garbage collector is paused: normal forms make no reference cycles,
-    # while each collection would rescan the ever-growing tables of hash-consed terms.
-    was = gc.isenabled()
-    gc.disable()
     reset_temporaries()     # the same decision makes the same temporaries in any process
     try:
         return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices, budget))
     except BudgetSpent as e:
         return Failure(str(e))
-    finally:
-        if was:
-            gc.enable()
 
 
 def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices) -> Theorem | Failure:
