@@ -52,7 +52,7 @@ from .certificate import Certificate, Counterexample, combine_status
 from .clock import Timeout, deadline, expired
 from .obligations import (BadInput, Settings, custom_gradient_function, from_custom_gradient, from_custom_vjp,
                           from_pair)
-from .specs import parse_spec
+from .specs import Held, parse_spec
 from .validate import confirm, plan_for, validate
 
 DEFAULT_BUDGET = 3_000_000       # monomial products per kernel decision (a few seconds)
@@ -260,7 +260,9 @@ def _specs(shapes: dict):
         raise BadInput("shapes must be a dict from argument name to shape")
     specs, statics = {}, {}
     for k, v in shapes.items():
-        if isinstance(v, ArgSpec):
+        if isinstance(v, Held):
+            statics[k] = v.value
+        elif isinstance(v, ArgSpec):
             specs[k] = ArgSpec(k, v.dims, v.dtype)
         elif isinstance(v, str):
             specs[k] = parse_spec(k, v)

@@ -313,7 +313,7 @@ def _one(target: str, opts: dict, glob: dict, at, quiet: bool) -> dict:
     from verigrad.frontends.jaxpr import JaxprImportError
     from .obligations import (BadInput, custom_gradient_function, is_custom_vjp, parameter_defaults,
                               positional_parameters)
-    from .specs import SpecError, parse_option
+    from .specs import Held, SpecError, parse_option
     fn = load_function(target)
     if not is_custom_vjp(fn):
         raise UsageError(f"{target} is not a jax.custom_vjp function (decorate it with @jax.custom_vjp, or "
@@ -357,7 +357,7 @@ def _one(target: str, opts: dict, glob: dict, at, quiet: bool) -> dict:
         raise UsageError(f"{fname} takes {len(params)} positional argument{'s' * (len(params) != 1)} "
                          f"({', '.join(params)}); no --shape (or --static) for {', '.join(missing)}")
     shapes = {s.name: s for s in specs}
-    shapes.update(statics)
+    shapes.update({k: Held(v) for k, v in statics.items()})     # 'flash', (1, 2): values, not shapes
     from .api import DEFAULT_BUDGET, certify
     kw = dict(timeout=None, output=opts.get("output"), wrt=opts.get("wrt"), minimum=minimum,
               assume=opts.get("assume") or (), stop_gradient=opts.get("stop_gradient") or "jax",

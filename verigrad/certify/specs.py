@@ -126,9 +126,20 @@ def _is_struct(value) -> bool:
     return type(value).__name__ == "ShapeDtypeStruct" and hasattr(value, "shape") and hasattr(value, "dtype")
 
 
+class Held:
+    """A value to hold an argument at, never read as a shape: ``--static`` values, where
+    a string (``'flash'``) or a tuple of integers (``(1, 2)``) is the value itself."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def to_spec(name: str, value, minimum: dict | None = None) -> ArgSpec | None:
     """The ``ArgSpec`` of a shape given for argument ``name`` (see the module's
     docstring), or None when ``value`` is not a shape (a value to hold the argument at)."""
+    if isinstance(value, Held):
+        return None
     if isinstance(value, ArgSpec):
         return ArgSpec(name, tuple(check_dimension(name, d, minimum) for d in value.dims), value.dtype)
     if isinstance(value, str):
@@ -161,7 +172,7 @@ def split_shapes(shapes, minimum: dict | None = None) -> tuple[dict, dict]:
             raise SpecError(f"shapes: {k!r} is not an argument name")
         spec = to_spec(k, v, minimum)
         if spec is None:
-            statics[k] = v
+            statics[k] = v.value if isinstance(v, Held) else v
         else:
             specs[k] = spec
     return specs, statics
