@@ -30,10 +30,14 @@ MUTANTS = {
     "soft_cross_entropy": ("dtargets with the wrong sign", "-g * logp", "g * logp"),
     "straight_through": ("the quantizer's own derivative instead of the identity", "return (dy,)",
                          "return (dy * (1 - jnp.tanh(z) ** 2),)"),
+    "moe_route": ("the permutation applied again instead of its inverse", "return dy[inverse], None",
+                  "return dy[order], None"),
+    "sort_activation": ("the cotangent gathered by the sort order instead of the ranks",
+                        "take_along_axis(dy, rank, axis=-1)", "take_along_axis(dy, order, axis=-1)"),
 }
 # claims that hold only off a kink or under an assumption say so
 CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "every entry of labels lies in [0, k)",
-              "soft_cross_entropy": "assumes sum(targets, -1) == 1"}
+              "soft_cross_entropy": "assumes sum(targets, -1) == 1", "sort_activation": "1/2 + k - Sum"}
 
 
 def test_every_example_has_a_mutant_and_a_command_line():

@@ -3,7 +3,8 @@
 a counterexample that JAX confirms): stop_gradient as JAX reads it, preconditions, masks
 written with -inf and with a finite mask value, float32 casts, claims about some outputs
 or arguments only, sizes with lower bounds, held arguments and defaults, custom_gradient,
-cumsum, max pooling, float constants, code the importer refuses, replayable
+cumsum, max pooling, float constants, permutations (argsort, gathers by data, scatter-add),
+code the importer refuses, replayable
 counterexamples, time limits and work budgets."""
 import json
 import subprocess
@@ -288,20 +289,82 @@ def test_float_constants_keep_the_programmers_identities():
     assert verigrad.certify(_smoothed_xent(0.02), shapes).status == "REFUTED"     # targets summing to 0.98
 
 
-# -- code the importer refuses ------------------------------------------------------------------
+# -- permutations: argsort, gathers by data, scatter-add -------------------------------------------
 
 def _sort_fwd(x):
     idx = jnp.argsort(x, -1)
     return jnp.take_along_axis(x, idx, -1), idx
 
 
-def test_refused_code_is_unknown_or_refuted_by_running_jax():
+def _route(x, s):
+    return x[jnp.argsort(s)]
+
+
+def test_route_by_argsort_is_proved_and_its_wrong_twins_refuted():
+    """MoE route/unroute: the VJP of a gather by a permutation is the gather by its inverse,
+    argsort(argsort(s)); the permutation itself, or a gather by integer data with repeats
+    (whose VJP is a scatter-add), is refuted with a counterexample JAX confirms."""
+    right = vjp(_route, lambda r, g: (g[jnp.argsort(jnp.argsort(r[1]))], jnp.zeros_like(r[1])))
+    wrong = vjp(_route, lambda r, g: (g[jnp.argsort(r[1])], jnp.zeros_like(r[1])))
+    shapes = {"x": "n", "s": "n"}
+    cert = verigrad.certify(right, shapes)
+    assert cert.status == "PROVED", cert.detail
+    assert "argsort_inverse" in cert.axioms and "perm_bijection" in cert.axioms
+    cert = verigrad.certify(wrong, shapes)
+    assert cert.status == "REFUTED" and cert.wrt["x"].status == "REFUTED"
+    genuine(cert, wrong, shapes, ["x", "s"])
+    dup = vjp(lambda x, idx: x[idx], lambda r, g: (g[jnp.argsort(r[1])], None))
+    cert = verigrad.certify(dup, {"x": "n", "idx": "n:int32"})
+    assert cert.status == "REFUTED", cert.detail
+    genuine(cert, dup, {"x": "n", "idx": "n:int32"}, ["x", "idx"])
+    # JAX's own transpose of x[idx]: a scatter-add, which drops an index past the end where
+    # the gather clamps it (JAX documents that its gradient is then wrong): refuted at such
+    # an index, confirmed by the forward's finite difference
+    scatter = vjp(lambda x, idx: x[idx], lambda r, g: (jnp.zeros_like(g).at[r[1]].add(g), None))
+    cert = verigrad.certify(scatter, {"x": "n", "idx": "n:int32"})
+    assert cert.status == "REFUTED", cert.detail
+    ce = cert.counterexample
+    x, idx, dy = (np.asarray(ce.inputs["x"], float), np.asarray(ce.inputs["idx"]), np.asarray(ce.cotangents["dy"]))
+    n = len(x)
+    assert not np.all((-n <= idx) & (idx < n))
+    bump = np.eye(n)[tuple(ce.index)] * 1e-6
+    with jax.enable_x64(True):
+        fd = float(np.dot(dy, (np.asarray((x + bump)[idx.clip(-n, n - 1)]) - np.asarray((x - bump)[idx.clip(-n, n - 1)]))
+                          / 2e-6))
+    assert fd == pytest.approx(ce.expected, rel=1e-4, abs=1e-7) and abs(ce.got - ce.expected) > 1e-6
+    clipped = vjp(lambda x, idx: x.at[idx].get(mode="clip"),
+                  lambda r, g: (jnp.zeros_like(g).at[r[1]].add(g, mode="clip"), None))
+    cert = verigrad.certify(clipped, {"x": "n", "idx": "n:int32"})
+    assert cert.status == "PROVED", cert.detail
+
+
+def test_sort_activation_is_proved_off_ties():
     right = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     right.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))
     wrong = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     wrong.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, idx, -1),))
+    cert = verigrad.certify(right, {"x": "n, d"})
+    assert cert.status == "PROVED", cert.detail
+    assert "deriv_argsort" in cert.axioms and any("Sum" in c for c in cert.side_conditions)
+    cert = verigrad.certify(wrong, {"x": "n, d"})
+    assert cert.status == "REFUTED"
+    genuine(cert, wrong, {"x": "n, d"}, ["x"])
+
+
+# -- code the importer refuses ------------------------------------------------------------------
+
+def _lexsort(x):
+    return jax.lax.sort((x, -x), num_keys=2)[0]
+
+
+def test_refused_code_is_unknown_or_refuted_by_running_jax():
+    right = jax.custom_vjp(_lexsort)
+    right.defvjp(lambda x: (_lexsort(x), jnp.argsort(x, -1)),
+                 lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))
+    wrong = jax.custom_vjp(_lexsort)
+    wrong.defvjp(lambda x: (_lexsort(x), jnp.argsort(x, -1)), lambda idx, g: (jnp.take_along_axis(g, idx, -1),))
     cert = verigrad.certify(right, {"x": "n, d"}, search_seconds=3)
-    assert cert.status == "UNKNOWN" and "not imported" in cert.detail
+    assert cert.status == "UNKNOWN" and "not imported" in cert.detail and "2 keys" in cert.detail
     cert = verigrad.certify(wrong, {"x": "n, d"})
     assert cert.status == "REFUTED" and "refuted by running JAX" in cert.wrt["x"].detail
     genuine(cert, wrong, {"x": "n, d"}, ["x"])

@@ -53,6 +53,7 @@ class Importer:
     def run(self, closed, args: list) -> list:
         from jax.extend.core import Literal
         from .jaxpr_rules import RULES
+        from . import jaxpr_perm  # noqa: F401  (registers sort, gather by data, scatter-add)
         jaxpr = getattr(closed, "jaxpr", closed)
         consts = list(getattr(closed, "consts", ()))
         env: dict = {}

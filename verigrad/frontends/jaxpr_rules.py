@@ -2149,6 +2149,10 @@ def _call(ctx, eqn, *ins):
     body = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
     if body is None:
         raise JaxprImportError(f"call primitive {eqn.primitive.name} without a body")
-    outs = ctx.run(body, list(ins))
-    return outs
+    try:
+        return ctx.run(body, list(ins))
+    except JaxprImportError as e:
+        if " at : " in str(e):      # a body traced inside JAX (take_along_axis) has no user line: the call's
+            raise JaxprImportError(str(e).replace(" at : ", f" at {where_of(eqn)}: ", 1), located=True) from None
+        raise
 

@@ -199,6 +199,9 @@ def int_eq(nz: N.Normalizer, u: N.NF) -> N.NF:
         return N.ONE if c == 0 else N.ZERO
     split = _split(u)
     if split is None:
+        whole = [_as_poly(m) for m, c in u.terms if Fraction(c).denominator == 1]
+        if len(whole) == len(u.terms) and None not in whole:      # an integer expression
+            return nz.delta(sum((p * int(c) for p, (m, c) in zip(whole, u.terms)), Poly.const(0)))
         return nz.mul(nz.rind(u, ">=", strict=False), nz.rind(nz.scale(u, -1), ">=", strict=False))
     atom, k, r = split
     return perm_eq(nz, atom.s, atom.a, -r * k, atom.inv)
