@@ -339,7 +339,7 @@ class Normalizer:
     ``derivative.py``, which installs it: the normal form does not import its calculus)
     normalizes a ``Deriv``."""
     derive = None
-    decide_ge = sum_count = None    # installed by permutation.py: [P[a] + r >= 0], sum_i [P[i] == b]
+    decide_ge = sum_count = merge_eqs = None    # installed by permutation.py: [P[a] + r >= 0], sum_i [P[i] == b]
 
     def __init__(self, strict_kinks: bool = False, choices: "Choices | None" = None):
         self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
@@ -448,6 +448,8 @@ class Normalizer:
             elif isinstance(a, ParenA) and e > 0 and e.denominator == 1:
                 expand.append((a, int(e)))
                 del d[a]
+        if not expand and len(d) > 1 and self.merge_eqs is not None and (hit := self.merge_eqs(self, d)) is not None:
+            return self.scale(hit, coef)    # [P[a] == b][P[a] == c] = [P[a] == b][b == c] (permutation.py)
         if expand:
             self.use("pow_expand")
             out = nf_mono(mono_of(d), coef)

@@ -30,8 +30,12 @@ checked here):
   bijection rule ``sum_i [P[i] == j] f(i) = sum_i [P^-1[j] == i] f(i)`` in pointwise form;
   it exists only for atoms built by ``Argsort``, so a gather by arbitrary integer data
   (duplicates: ``sum_i [idx[i] == j]`` is a multiplicity) never gets it.
+- ``perm_functional``: ``[P[a] == b][P[a] == c] = [P[a] == b][b == c]`` (true of any value).
+- ``perm_injective``: ``[P[a] == b][P[c] == b] = [P[a] == b][a == c]`` for ``a, c`` provably in
+  ``[0, n)``.
 - ``perm_count``: ``sum_{i < n} [P[i] == b] = [0 <= b < n]`` (exactly one ``i`` maps to
-  each ``b`` of the range), for a sum whose binder occurs in nothing else.
+  each ``b`` of the range) and ``sum_{b < n} [P[a] == b] = 1`` (every entry has one value,
+  in ``[0, n)``), for a sum whose binder occurs in nothing else.
 - ``deriv_argsort``: ``d P[a] = 0`` where the entries of ``s`` are pairwise distinct (a
   permutation is locally constant off ties, ``s`` being continuous there: its own
   conditions are recorded); recorded as the condition ``n + 1/2 - #{(c, d): s_c = s_d}
@@ -235,16 +239,42 @@ def sum_count(nz: N.Normalizer, bs, m: N.Mono):
     """``sum_{i < n} [P[i] == b] = [0 <= b < n]`` for a binder ``i`` of ``bs`` read only in
     that factor (``perm_count``); the sum over the other binders of the rest, or None."""
     for atom, e in m.factors:
-        if not isinstance(atom, PermEqA) or atom.inv:
+        if not isinstance(atom, PermEqA):
             continue
         n = _size(atom.s)
         for i in bs:
-            if atom.a is Poly.sym(i) and i.size is n and i not in atom.b.symbols() and i not in atom.s.ivars \
-                    and not any(i in f.ivars for f, _ in m.factors if f is not atom):
-                nz.use("perm_count")
-                rest = N.mono_of({f: k for f, k in m.factors if f is not atom})
-                return nz.sum([v for v in bs if v is not i], nz.mul(N.nf_mono(rest), nz._in_range(atom.b, n)))
+            if i.size is not n or i in atom.s.ivars or any(i in f.ivars for f, _ in m.factors if f is not atom):
+                continue
+            rest = N.nf_mono(N.mono_of({f: k for f, k in m.factors if f is not atom}))
+            if not atom.inv and atom.a is Poly.sym(i) and i not in atom.b.symbols():
+                nz.use("perm_count")        # one preimage of each b in range
+                return nz.sum([v for v in bs if v is not i], nz.mul(rest, nz._in_range(atom.b, n)))
+            if atom.b is Poly.sym(i) and i not in atom.a.symbols():
+                nz.use("perm_count")        # one value, in [0, n), of each entry
+                return nz.sum([v for v in bs if v is not i], rest)
     return None
+
+
+def merge_eqs(nz: N.Normalizer, d: dict):
+    """``[P[a] == b][P[a] == c] = [P[a] == b][b == c]`` (``perm_functional``) for the
+    equality atoms of one entry among the factors ``d``; the monomial, or None."""
+    groups: dict = {}
+    for a in d:
+        if type(a) is PermEqA:
+            groups.setdefault((a.s, "a", a.a, a.inv), []).append(a)
+            # injective: one b, several a (all provably in range, where no entry reads 0)
+            if not a.inv and _inside(a.a, _size(a.s)):
+                groups.setdefault((a.s, "b", a.b), []).append(a)
+    key = next((k for k, v in groups.items() if len(v) > 1), None)
+    if key is None:
+        return None
+    nz.use("perm_functional" if key[1] == "a" else "perm_injective")
+    keep, *others = sorted(groups[key], key=lambda a: a.skey)
+    rest, out = dict(d), N.ONE
+    for a in others:
+        del rest[a]
+        out = nz.mul(out, nz.delta(keep.b - a.b if key[1] == "a" else keep.a - a.a))
+    return nz.mul(nz.finish(rest), out)
 
 
 def _derive(nz: N.Normalizer, s: N.TensorNF, var, P) -> N.NF:
@@ -275,9 +305,16 @@ _r("perm_range", "0 <= P[a] <= n - 1 for P = argsort(s) (or its inverse) of leng
 _r("perm_bijection", "a in [0, n)  ->  [P^-1[a] == b] = [0 <= b < n] [P[b] == a]",
    "P is a bijection of [0, n) with inverse P^-1 (both from argsort, never from other integer data). "
    "Precondition, enforced by perm_eq: a provably in [0, n).")
-_r("perm_count", "sum_{i<n} [P[i] == b] = [0 <= b < n]",
-   "A bijection of [0, n) sends exactly one i to each b in [0, n), none to a b outside. Precondition, "
-   "enforced by sum_count: P from argsort (forward), i ranges over all of [0, n) and occurs nowhere else.")
+_r("perm_count", "sum_{i<n} [P[i] == b] = [0 <= b < n];  sum_{b<n} [Q[a] == b] = 1",
+   "A bijection of [0, n) sends exactly one i to each b in [0, n), none to a b outside; and every entry "
+   "of a permutation (or its inverse; 0 off the range) is one number in [0, n). Precondition, enforced by "
+   "sum_count: P from argsort (forward) in the first form, the binder ranges over all of [0, n) and "
+   "occurs in nothing else.")
+_r("perm_functional", "[t == b][t == c] = [t == b][b == c] for one entry t = P[a] of a permutation atom",
+   "An entry has one value: where it equals b, it equals c exactly when b equals c.")
+_r("perm_injective", "a, c in [0, n)  ->  [P[a] == b][P[c] == b] = [P[a] == b][a == c] for P = argsort(s)",
+   "A permutation is injective on [0, n). Precondition, enforced by merge_eqs: the forward permutation, "
+   "both positions provably in range.")
 _r("deriv_argsort", "d argsort(s)[a] = 0 where the entries of s are pairwise distinct (and s is differentiable)",
    "Off ties every s_c - s_d (c != d) keeps its sign near the point (s is continuous there: its own "
    "conditions are recorded), so the order is locally constant. Precondition, recorded as the condition "
@@ -287,6 +324,7 @@ N._RENORMALIZE[PermA] = _renorm_perm
 N._RENORMALIZE[PermEqA] = _renorm_eq
 N.Normalizer.decide_ge = staticmethod(decide_ge)
 N.Normalizer.sum_count = staticmethod(sum_count)
+N.Normalizer.merge_eqs = staticmethod(merge_eqs)
 
 
 def _reify_vec(s: N.TensorNF) -> T.Term:
