@@ -338,6 +338,26 @@ def test_route_by_argsort_is_proved_and_its_wrong_twins_refuted():
     assert cert.status == "PROVED", cert.detail
 
 
+def test_indices_assumed_a_permutation():
+    """``--assume "permutation(idx)"``: the argument is reparametrized as the argsort of a
+    free real vector, so the kernel knows it is a permutation; without the assumption the
+    same backward is refuted by repeated indices."""
+    inverse = vjp(lambda x, idx: x[idx], lambda r, g: (g[jnp.argsort(r[1])], None))
+    scatter = vjp(lambda x, idx: x[idx], lambda r, g: (jnp.zeros_like(g).at[r[1]].add(g), None))
+    wrong = vjp(lambda x, idx: x[idx], lambda r, g: (g[r[1]], None))
+    shapes = {"x": "n, d", "idx": "n:int32"}
+    for f in (inverse, scatter):
+        cert = verigrad.certify(f, shapes, assume="permutation(idx)")
+        assert cert.status == "PROVED", cert.detail
+        assert any("assumes permutation(idx)" in c for c in cert.side_conditions)
+    assert verigrad.certify(inverse, shapes).status == "REFUTED"
+    cert = verigrad.certify(wrong, shapes, assume="permutation(idx)")
+    assert cert.status == "REFUTED"
+    assert sorted(cert.counterexample.inputs["idx"]) == list(range(cert.counterexample.sizes["n"]))
+    with pytest.raises(verigrad.VerigradError, match="vector of integers"):
+        verigrad.certify(inverse, shapes, assume="permutation(x)")
+
+
 def test_sort_activation_is_proved_off_ties():
     right = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     right.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))

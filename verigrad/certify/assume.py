@@ -15,6 +15,9 @@ every input satisfying the assumption, and nothing about the others:
                                    of integer labels)
 ``t >= c``, ``t > c``              ``t = c + P``, ``P`` non-negative (positive)
 ``t <= c``, ``t < c``              ``t = c - P``, ``P`` non-negative (positive)
+``permutation(idx)`` (integers)    ``idx = argsort(P)``, ``P`` a real vector: every
+                                   permutation of ``[0, n)`` is one (the kernel knows it
+                                   is a permutation; inputs are drawn so)
 ``any(m, a)`` (a boolean mask)     a fact for the importer: a ``-inf`` mask made from
                                    ``m`` has an unmasked entry in every row along ``a``,
                                    so its row maximum is finite (exact for such masks);
@@ -31,7 +34,7 @@ import ast
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verigrad.kernel import Delta, IntCond, IntVal, Lamda, Num, Sum, Var
+from verigrad.kernel import Argsort, Delta, IntCond, IntVal, Lamda, Num, Sum, Var
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly
 
@@ -61,9 +64,13 @@ def parse(text: str) -> Assumption:
     if isinstance(tree, ast.Call) and _fname(tree.func) == "any":
         name, axis = _reduction_args(tree, text)
         return Assumption(text, name, "any", axis)
+    if isinstance(tree, ast.Call) and _fname(tree.func) == "permutation":
+        if len(tree.args) != 1 or tree.keywords or not isinstance(tree.args[0], ast.Name):
+            raise BadInput(f"--assume {text!r}: permutation() takes one argument's name")
+        return Assumption(text, tree.args[0].id, "perm")
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
         raise BadInput(f"--assume {text!r}: expected a comparison such as 'sum(targets, -1) == 1' or 'x >= 0', "
-                       "or 'any(mask, -1)'")
+                       "'any(mask, -1)' or 'permutation(idx)'")
     left, op, right = tree.left, tree.ops[0], tree.comparators[0]
     rel = {ast.Eq: "==", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=", ast.Lt: "<"}.get(type(op))
     if rel is None:
@@ -179,6 +186,17 @@ def apply(assumptions: list, ob) -> dict:
             ob.domain.any_axes.setdefault(var, []).append(axis)
             hyps.append(f"assumes {a.text} (every row of {a.name} along axis {axis} has a true entry: the "
                         "importer reads a -inf mask's row maximum as finite there; inputs drawn so)")
+            continue
+        if a.kind == "perm":
+            if spec.kind != "int" or len(var.shape) != 1 or var in out:
+                raise BadInput(f"--assume {a.text!r}: permutation() is for a vector of integers (one assumption "
+                               "per argument)")
+            P = Var(f"{a.name}_keys", var.shape)
+            out[var] = (Argsort(P), [P], a.text)
+            ob.domain.derived[var] = out[var][0]
+            ob.domain.model_vars.append(P)
+            hyps.append(f"assumes {a.text} ({a.name} = argsort({P.name}): every permutation of "
+                        f"[0, {var.shape[0]!r}) is the argsort of some real vector)")
             continue
         if spec.kind != "real":
             raise BadInput(f"--assume {a.text!r}: {a.name} is {spec.dtype}; this form is for real arguments")
