@@ -358,6 +358,19 @@ def test_indices_assumed_a_permutation():
         verigrad.certify(inverse, shapes, assume="permutation(x)")
 
 
+def test_segment_sum_by_scatter_add():
+    """A scatter-add forward (segment sum by integer ids, repeats and ids past the end
+    dropped); its VJP is the gather with fill 0, not the clamping gather."""
+    seg = lambda x, idx: jnp.zeros(x.shape).at[idx].add(x)  # noqa: E731
+    right = vjp(seg, lambda r, g: (g.at[r[1]].get(mode="fill", fill_value=0.0), None))
+    clamped = vjp(seg, lambda r, g: (g[r[1]], None))
+    shapes = {"x": "n", "idx": "n:int32"}
+    assert verigrad.certify(right, shapes).status == "PROVED"
+    cert = verigrad.certify(clamped, shapes)
+    assert cert.status == "REFUTED"
+    genuine(cert, clamped, shapes, ["x", "idx"])
+
+
 def test_sort_activation_is_proved_off_ties():
     right = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     right.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))

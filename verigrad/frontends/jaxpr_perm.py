@@ -10,8 +10,8 @@ naming the primitive (``docs/primitives.md``):
                  an iota operand gives P[i] itself (sum_j [P[i] == j] j = P[i])
     gather:      out[B, W] = sum_c [clamp(t) == c] x[c + W]    (CLIP, PROMISE_IN_BOUNDS: XLA clamps
                  a start into [0, n - slice]; [clamp(t) == c] = [t == c] + [c == 0][t < 0]
-                 + [c == hi][t > hi]); FILL_OR_DROP: [t in range] sum_c [t == c] x[c + W]
-                 + [t not in range] fill
+                 + [c == hi][t > hi]); FILL_OR_DROP: sum_c [t == c] x[c + W] (0 where t is
+                 out of range) + [t not in range] fill
     scatter-add: out[J] = z[J] + sum_G prod_k [t_k(G) == J_k] u[G, J_window]   (FILL_OR_DROP drops
                  an update whose index is off the operand; CLIP clamps as above)
 
@@ -158,7 +158,8 @@ def _data_gather(ctx, eqn, x, indices, fill, mode):
         if fill is None:
             raise JaxprImportError("gather (mode fill) at data indices that may be out of bounds fills a value "
                                    "the kernel cannot represent")
-        return S.add(S.mul(inside, body), S.mul(S.logical_not(inside), fill))
+        # the sum is already 0 where a start is out of range (no c matches): only the fill is guarded
+        return S.add(body, S.mul(S.logical_not(inside), fill))
     return Tensor(shape, entry, _out(ctx, eqn)[1])
 
 
