@@ -147,3 +147,9 @@ def test_a_gather_by_a_permutation_is_undone_by_the_gather_by_its_inverse():
     proved(gather(gather(x, Q), P), x)
     refused(gather(gather(x, P), P), x)
     refused(gather(gather(x, idx), Argsort(idx)), x)     # no inverse of integer data
+
+
+def test_the_printer_shows_argsort_and_integer_equalities():
+    from verigrad.report.printing import latex, text
+    assert text(gather(x, Q)) == "Lamda[i<n](Sum[j<n]([argsort(argsort(s))[i] == j]*x[j]))"
+    assert r"\operatorname{argsort}" in latex(Q) and r"\mathbb{1}" in latex(IntEq(P[i], j))

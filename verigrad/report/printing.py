@@ -10,6 +10,7 @@ from fractions import Fraction
 from contextlib import contextmanager
 
 from verigrad.kernel import terms as T
+from verigrad.kernel.permutation import Argsort, IntEq
 from verigrad.kernel.sizes import Poly, poly_str
 
 # Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
@@ -266,6 +267,10 @@ def _text(t):
         return f"[{_idx(t.a)} {t.rel} {_idx(t.b)}]", 5
     if isinstance(t, T.RealCond):
         return f"[{text(t.t)} {t.rel} 0]", 5
+    if isinstance(t, Argsort):
+        return f"argsort({text(t.s)})", 5
+    if isinstance(t, IntEq):
+        return f"[{text(t.t)} == {_idx(t.p)}]", 5
     if isinstance(t, T.Apply):
         return f"{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
     if isinstance(t, T.Vjp):
@@ -382,6 +387,10 @@ def _latex(t):
     if isinstance(t, T.RealCond):
         rel = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge"}[t.rel]
         return rf"\mathbb{{1}}\left[{latex(t.t)} {rel} 0\right]", 5
+    if isinstance(t, Argsort):
+        return r"\operatorname{argsort}\left(" + latex(t.s) + r"\right)", 5
+    if isinstance(t, IntEq):
+        return rf"\mathbb{{1}}\left[{latex(t.t)} = {_lpoly(t.p)}\right]", 5
     if isinstance(t, T.Apply):
         return _name(t.fn.name) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
     if isinstance(t, T.Vjp):
