@@ -30,8 +30,8 @@ MUTANTS = {
     "soft_cross_entropy": ("dtargets with the wrong sign", "-g * logp", "g * logp"),
     "straight_through": ("the quantizer's own derivative instead of the identity", "return (dy,)",
                          "return (dy * (1 - jnp.tanh(z) ** 2),)"),
-    "moe_route": ("the permutation applied again instead of its inverse", "return dy[inverse], None",
-                  "return dy[order], None"),
+    "moe_route": ("the cotangent unrouted by the permutation instead of its inverse", "dh = dy[order]",
+                  "dh = dy[inverse]"),
     "sort_activation": ("the cotangent gathered by the sort order instead of the ranks",
                         "take_along_axis(dy, rank, axis=-1)", "take_along_axis(dy, order, axis=-1)"),
 }
