@@ -1,7 +1,8 @@
 """Lowering a step to StableHLO text and writing a rendered directory (untrusted).
 
 ``emit`` lowers the train step and the forward with ``jax.jit(...).lower`` (every
-argument kept, in the layout's order) and checks what the runtime relies on: the
+argument kept, in the layout's order; zero pads folded into convolutions, ``fold``)
+and checks what the runtime relies on: the
 module parses and verifies, it has exactly one public ``@main``, whose arguments
 are the layout's inputs (shapes and float32) and whose results are the layout's
 outputs as several results (no tuple). ``write`` puts ``train_step.mlir``,
@@ -35,8 +36,11 @@ class Emitted:
 
 def lower(fn, structs) -> str:
     """``fn`` lowered to StableHLO text, every argument kept (an unused input would
-    otherwise disappear from ``@main`` and shift the manifest's order)."""
-    return jax.jit(fn, keep_unused=True).lower(*structs).as_text()
+    otherwise disappear from ``@main`` and shift the manifest's order), with the zero
+    padding of its convolutions' operands folded into the convolutions (``fold``: the
+    forms ``jax.jit(jax.grad)`` emits, which XLA runs without padded copies)."""
+    from .fold import fold_pads
+    return jax.jit(fold_pads(fn), keep_unused=True).lower(*structs).as_text()
 
 
 def check_module(text: str, inputs: list, outputs: list, path: str) -> list:
