@@ -311,6 +311,8 @@ CASES = [
                    lax.sort((x, y), 1, num_keys=1)[1], jnp.argsort(jnp.argsort(x, 1), 1)), [X, Y], {"x": "ties"}, {}),
     ("sort of integer data with repeats", {"sort"}, lambda k: (jnp.sort(k), jnp.argsort(k), jnp.argsort(-k)),
      [K], {"k": "tiny"}, {}),
+    ("div and rem of integer data by 1", {"div", "rem"},
+     lambda k: (lax.div(k, I32(1)), lax.rem(k, I32(1)), k // 1, jnp.argsort(k) // 1), [K], {"k": "wide"}, {}),
     ("gather by data indices", {"gather"},
      lambda x, k: (x[k], x.at[k].get(mode="clip"), x.at[k].get(mode="fill", fill_value=-3.0), x[jnp.argsort(x)],
                    jnp.take_along_axis(x, jnp.argsort(x), 0), x.at[k].get(mode="promise_in_bounds")),

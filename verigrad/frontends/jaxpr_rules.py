@@ -743,6 +743,8 @@ def _int_divrem(which, real=False):
         def entry(idx):
             ta, tb = a.at(_bidx(a, shape, idx)), b.at(_bidx(b, shape, idx))
             pa, pb = S.int_poly(ta), S.int_poly(tb)
+            if pa is None and pb is not None and pb.is_const() and pb.const_value() == 1 and not real:
+                return ta if which == "div" else Num(0)      # by 1: exact for any integer (top-1 routing)
             if pa is None or pb is None:
                 if real:
                     raise JaxprImportError("rem of real values (a truncated remainder) is not supported: the kernel "
