@@ -142,17 +142,17 @@ rowmax.defvjp(lambda x: (rowmax(x), x), lambda x, dm: (dm[:, None] * (x == jnp.m
 
 
 @jax.custom_vjp
-def softplus(x):
-    """softplus written with max and abs: correct, but the kernel cannot yet decide it
-    (notes/kernel-requests/real-world.md, item 3)."""
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+def cumsum(x):
+    """cumsum's transpose written as flip(cumsum(flip(dy))): correct, but the kernel cannot
+    yet decide it (a summation index reversed, notes/kernel-requests/real-world.md, item 9)."""
+    return jnp.cumsum(x)
 
 
-softplus.defvjp(lambda x: (softplus(x), x), lambda x, dy: (dy * jax.nn.sigmoid(x),))
+cumsum.defvjp(lambda x: (cumsum(x), None), lambda _, dy: (jnp.flip(jnp.cumsum(jnp.flip(dy))),))
 
 
 def test_correct_but_unprovable_backward_is_unknown_with_evidence_never_refuted():
-    cert = verigrad.certify(softplus, shapes={"x": "n"})
+    cert = verigrad.certify(cumsum, shapes={"x": "n"})
     assert cert.status == "UNKNOWN"
     assert "random points agree" in cert.evidence and cert.wrt["x"].detail.startswith("not proved")
 

@@ -35,24 +35,24 @@ def test_refuted_report_shows_the_counterexample_and_exit_code_1(tmp_path):
     assert any(line.startswith("counterexample:") and "b[" in line for line in lines)
 
 
-SOFTPLUS = """
+FLIP_CUMSUM = """
 import jax
 import jax.numpy as jnp
 
 
 @jax.custom_vjp
-def softplus(x):
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+def cumsum(x):
+    return jnp.cumsum(x)
 
 
-softplus.defvjp(lambda x: (softplus(x), x), lambda x, dy: (dy * jax.nn.sigmoid(x),))
+cumsum.defvjp(lambda x: (cumsum(x), None), lambda _, dy: (jnp.flip(jnp.cumsum(jnp.flip(dy))),))
 """
 
 
 def test_unknown_is_exit_code_2_with_json_fields(tmp_path, capsys):
-    f = tmp_path / "softplus.py"
-    f.write_text(SOFTPLUS)
-    assert main(["certify", f"{f}:softplus", "--shape", "x=n", "--json"]) == 2
+    f = tmp_path / "cumsum.py"
+    f.write_text(FLIP_CUMSUM)
+    assert main(["certify", f"{f}:cumsum", "--shape", "x=n", "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
     for key in ("status", "wrt", "axioms", "side_conditions", "counterexample", "seconds"):
         assert key in out

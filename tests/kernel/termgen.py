@@ -16,7 +16,9 @@ families are the shapes an audit of the kernel used (issue 10):
 - ``at``        ``At(body, (p,), (v,))`` for a positive param ``p``, at values that are
                 and are not provably positive (the K2 shape);
 - ``integer``   integer-valued variables (fact ``integer``) compared with indices and
-                with each other (strict versus weak comparisons).
+                with each other (strict versus weak comparisons);
+- ``piecewise`` indicators inside exp and other functions, bounds on one real line,
+                positive size denominators ``n - c``, the first argmax (issue 12).
 
 The size ``n`` of a case has a lower bound (``World(lower)``): index ranges ``n - c``
 need ``lower >= c``. The fuzz also instantiates every proved pair at small sizes
@@ -28,11 +30,11 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verigrad.kernel import (At, Deriv, Delta, Func, Index, IndexVar, IntCond, IntVal, Num, Pow, RealCond, SizeSym,
-                             Sum, Var, subst)
+from verigrad.kernel import (At, Deriv, Delta, Func, Index, IndexVar, IntCond, IntVal, Num, Pow, RealCond, ReduceMax,
+                             SizeSym, Sum, Var, subst)
 from verigrad.kernel import terms as T
 
-FAMILIES = ("expr", "window", "shift", "floormod", "at", "integer")
+FAMILIES = ("expr", "window", "shift", "floormod", "at", "integer", "piecewise")
 HALF = Fraction(1, 2)
 
 
@@ -501,7 +503,83 @@ def integer(rng: random.Random):
     return lhs * factor, (1 - RealCond(u, "<=" if kind == "same" else "<")) * factor, kind, w
 
 
-GENERATORS = {"window": window, "shift": shift, "floormod": floormod, "at": at, "integer": integer}
+def _side(d, t, lower: bool, strict: bool, rng):
+    """``[d > t]`` (``lower``; ``>=`` unless ``strict``) or ``[d < t]`` (``<=``), spelled with a
+    random positive or negative factor of ``d - t``."""
+    lam = Fraction(rng.choice([1, 2, 3]), rng.choice([1, 2])) * rng.choice([1, -1])
+    rel = (">" if strict else ">=") if lower else ("<" if strict else "<=")
+    if lam < 0:
+        rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
+    return RealCond(lam * (d - t), rel)
+
+
+def piecewise(rng: random.Random):
+    """Indicators inside functions (``exp(c m [P] + v)``, a function of a piecewise
+    argument), indicators of one real line (implied bounds, empty intervals), positive
+    integer denominators (``n - c`` with ``n >= lower > c``) and the first argmax under a
+    unique maximum (issue 12's rules; neighbours: a dropped term, a shifted bound, a wrong
+    denominator, the next index)."""
+    w = WORLDS[rng.randint(1, 3)]
+    g = Gen(rng, w)
+    kind = "same" if rng.random() < 0.5 else "perturbed"
+    form = rng.randrange(6)
+    u, v = g.expr([w.k], 1, diff=False), g.expr([w.k], 1, diff=False)
+    ind = RealCond(g.expr([w.k], 1, diff=False), rng.choice([">", ">=", "<"]))
+    exp = lambda t: Func("exp", (t,))  # noqa: E731
+    if form == 0:      # exp(c u [P] + v) = exp(v) (1 - [P] + [P] exp(c u))
+        cc = Num(Fraction(rng.choice([-3, -2, -1, 1, 2, 3]), rng.randint(1, 2)))
+        lhs = exp(cc * u * ind + v)
+        if kind == "same":
+            return lhs, exp(v) * (1 - ind + ind * exp(cc * u)), kind, w
+        return lhs, rng.choice([exp(v) * (1 + ind * exp(cc * u)), exp(v) * ind * exp(cc * u),
+                                exp(v) * (1 - ind + ind * exp(cc * u + 1))]), kind, w
+    if form == 1:      # f(v + [P] u) = (1 - [P]) f(v) + [P] f(v + u)
+        f = rng.choice([lambda t: Func("tanh", (t,)), lambda t: RealCond(t, ">"), lambda t: Func("log", (1 + t * t,))])
+        lhs = f(v + ind * u)
+        if kind == "same":
+            return lhs, (1 - ind) * f(v) + ind * f(v + u), kind, w
+        return lhs, ind * f(v) + (1 - ind) * f(v + u), kind, w
+    d = rng.choice([w.x[w.k], w.x[w.k] - w.y[w.k], u])
+    t1, t2 = rng.randint(-2, 2), rng.randint(-2, 2)
+    st1, st2 = rng.random() < 0.5, rng.random() < 0.5
+    if form == 2:      # two bounds on one side: the tighter one
+        lower = rng.random() < 0.5
+        lhs = _side(d, t1, lower, st1, rng) * _side(d, t2, lower, st2, rng)
+        tight = (t1, st1) if (t1 > t2 if lower else t1 < t2) or t1 == t2 and st1 else (t2, st2)
+        if kind == "same":
+            return lhs, _side(d, tight[0], lower, tight[1], rng), kind, w
+        return lhs, _side(d, tight[0] + (1 if lower else -1), lower, tight[1], rng), kind, w
+    if form == 3:      # a lower and an upper bound: empty when they cross
+        lo, hi = max(t1, t2), min(t1, t2)
+        if kind == "perturbed":
+            lo, hi = hi - 1, lo
+        return _side(d, lo, True, True, rng) * _side(d, hi, False, st2, rng), Num(0), kind, w
+    if form == 4:      # (n - c)^-1 with n >= lower > c is a positive denominator
+        w = WORLDS[rng.randint(2, 4)]
+        cc = rng.randint(1, w.lower - 1)
+        low = (1 - w.s) / IntVal(w.n - cc)
+        den = w.n - cc if kind == "same" else w.n - cc + rng.choice([1, -1])
+        return w.s + IntVal(den) * low, Num(1), kind, w
+    # the first argmax of x (or of x + y) under a unique maximum
+    b, j = IndexVar("b", w.n), IndexVar("j", w.n)
+    val = rng.choice([lambda p: w.x[p], lambda p: w.x[p] + w.y[p]])
+    mx = ReduceMax(j, val(j))
+    top = lambda p: RealCond(val(p) - mx, ">=")  # noqa: E731
+    first = lambda p: RealCond(Sum(j, IntCond(j, "<", p) * top(j)) - HALF, "<")  # noqa: E731
+    am = Sum(b, IntVal(b) * top(b) * first(b))
+    sub = rng.randrange(3)
+    if sub == 0:
+        return top(w.k) * first(w.k), (top(w.k) if kind == "same" else first(w.k)), kind, w
+    if sub == 1:       # one_hot(argmax)[k]
+        shift_ = 0 if kind == "same" else 1
+        return RealCond(am - IntVal(w.k) - shift_, ">=") * RealCond(IntVal(w.k) + shift_ - am, ">="), top(w.k), kind, w
+    # an indicator of a sum over the argmax
+    lhs = RealCond(am - IntVal(w.k), ">=")
+    return lhs, Sum(b, top(b) * IntCond(b, ">=", w.k + (0 if kind == "same" else 1))), kind, w
+
+
+GENERATORS = {"window": window, "shift": shift, "floormod": floormod, "at": at, "integer": integer,
+              "piecewise": piecewise}
 
 
 def random_case(seed: int) -> Case:

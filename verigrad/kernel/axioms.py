@@ -42,6 +42,15 @@ _r("pow_expand", "(a + b)^n = a^n + ... + b^n for an integer n >= 1",
 _r("pow_content", "(g u)^r = g^r u^r for a rational g > 0 (u > 0 if r is not an integer)",
    "Powers distribute over a product with a positive constant.")
 _r("indicator_idempotent", "[P]^k = [P] for k != 0", "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
+_r("indicator_split", "f(u) = (1 - [P]) f(u[[P] := 0]) + [P] f(u[[P] := 1]) for an indicator or delta [P] and f one of "
+   "exp, log, tanh, erf, sin, cos, an opaque function, a real indicator; e.g. exp(c m [P] + v) = exp(v) (1 - [P] + "
+   "[P] exp(c m))", "Precondition, enforced by the normal form: [P] is an idempotent atom, which takes only the values "
+   "0 and 1. Where [P] = 0 the right side is f(u[[P] := 0]) = f(u), where [P] = 1 it is f(u[[P] := 1]) = f(u).")
+_r("indicator_order", "[w > a][w > b] = [w > a] for a >= b (>= alike, upper bounds alike, at a = b the strict one "
+   "kept); [w > a][w < b] = 0 for a >= b, [w >= a][w <= b] = 0 for a > b (and the mixed strict cases)",
+   "Order of the reals: one bound on w implies a weaker one on the same side, and a lower bound above an upper "
+   "bound leaves no w. Precondition, enforced by the normal form: both indicators are of the same real w, "
+   "their arguments lam w + c with rational lam != 0 and c (the relation flipped for lam < 0).")
 # Indices, deltas, sums ------------------------------------------------------------------
 _r("entry_off_shape", "x[e] = 0  when e is provably off the axis",
    "The total reading of a tensor: an entry off its shape is 0 (every such read is guarded in a term).")
@@ -97,6 +106,17 @@ _r("deriv_erf", "d erf(u) = 2 pi^(-1/2) exp(-u^2) du", "Definition of erf as an 
 _r("deriv_max", "d max_b u(b) = sum_b [u(b) - max_c u(c) >= 0] du(b) where one b alone attains the max "
    "(min alike)", "Precondition, recorded as the condition 3/2 - #{b : u(b) = max} > 0: with u continuous (its own "
    "conditions are recorded) the other values stay below the maximum nearby, so max = u(b) there.")
+_r("deriv_argmax", "d [u(p) - max_b u(b) >= 0] = 0 for p in the range of b, where one b alone attains the max "
+   "(min alike) and u is differentiable", "Precondition, recorded as deriv_max's condition (and u's own conditions, "
+   "from differentiating it; p in range is checked, since off the shape u(p) reads 0): the argmax b* then "
+   "exceeds every other u(c) by a positive margin, which persists nearby by continuity, so the argmax and each "
+   "such indicator are locally constant.")
+_r("argmax_unique", "where one b alone attains M = max_b u(b), with T_p = [u(p) - M >= 0]: T_p T_q = T_p [p == q] for p, q "
+   "in range; and f(S) = sum_t T_t f(sum_{..} g(t, ..)) for S = sum_{b, ..} T_b g(b, ..), b over M's non-empty range "
+   "(min alike)", "Precondition, recorded as deriv_max's condition 3/2 - #{b : u(b) = M} > 0: the count is then at "
+   "most 1, and at least 1 on a non-empty range (a maximum is attained), so exactly one T_t is 1, at t = b*, "
+   "where S = sum_{..} g(b*, ..); and T_p = T_q = 1 forces p = q. Points in range are checked (off the shape u(p) "
+   "reads 0, which may equal M without being counted).")
 _r("deriv_sum", "d sum_v f(v) = sum_v d f(v)", "Linearity of the derivative; ranges are constant.")
 _r("deriv_opaque", "d f(u) = sum_k f_k(u) du_k, chain rule through Jacobians",
    "Opaque functions are assumed differentiable; their partials are new symbols.")
@@ -108,7 +128,8 @@ _r("deriv_indicator_off_kink", "d [t > 0] = 0  where t != 0 and t is differentia
    "kink the convention, e.g. relu'(0) = 0, is excluded), and t is differentiated too, recording the "
    "conditions under which it is differentiable (hence continuous).")
 _r("indicator_integer", "for an integer-valued u: [u > 0] = [u - 1 >= 0], [u <= 0] = [-u >= 0], "
-   "[u < 0] = [-u - 1 >= 0], [g v + c >= 0] = [v + floor(c/g) >= 0], [u >= 0] = 1 - [-u - 1 >= 0]",
+   "[u < 0] = [-u - 1 >= 0], [g v + c >= 0] = [v + floor(c/g) >= 0], [u >= 0] = 1 - [-u - 1 >= 0]; a "
+   "comparison of a polynomial u of sizes and indices is the integer indicator [p >= 0] of that polynomial",
    "Between two integers there is no other integer. Precondition, enforced by the normal form: every "
    "atom of u is integer-valued (entries of variables with the fact 'integer', integer expressions, "
    "indicators, sums of such) with a whole positive power, and its coefficients are integers.")

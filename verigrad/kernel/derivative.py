@@ -18,8 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .normal import (ONE, ZERO, ApplyA, ConstA, DFnA, EntryA, ExpA, FnA, LogA, MaxA, Mono, NF, Normalizer,
-                     NotDifferentiable, ParenA, RIndA, SumA, nf_atom, nf_const, nf_mono)
-from .sizes import Poly, fresh_index
+                     NotDifferentiable, ParenA, RIndA, SumA, nf_atom, nf_mono)
+from .sizes import Poly, fresh_index, nonneg
 
 
 def derivative(nz: Normalizer, u: NF, var, P) -> NF:
@@ -76,6 +76,15 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
         temps = [fresh_index(b.size) for b in a.binders]
         body = nz.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})
         return nz.sum(temps, derivative(nz, body, var, P))
+    if isinstance(a, RIndA) and (top := nz.top(a)) is not None \
+            and nonneg(top[1]) and nonneg(top[0].b.size - 1 - top[1]):
+        # [u(p) - max_b u(b) >= 0], p in range: where one b alone attains the maximum
+        # (recorded) and u is continuous (differentiated for its conditions), the argmax
+        # keeps a positive margin nearby, so the indicator is locally constant.
+        nz.use("deriv_argmax")
+        nz.need_unique(top[0])
+        derivative(nz, a.u, var, P)
+        return ZERO
     if isinstance(a, RIndA):
         # Near a point where u != 0 and u is continuous, u keeps its sign and [u > 0] is
         # constant. Continuity: u must be differentiable there, which is what the
@@ -132,8 +141,8 @@ def _extremum(nz: Normalizer, a: MaxA, var, P) -> NF:
     def top(b):
         ub = nz.subst_nf(a.u, {a.b: Poly.sym(b)})
         return ub, nz.rind(nz.sub(ub, nf_atom(a)), ">=" if a.kind == "max" else "<=", strict=False)
-    c, t = fresh_index(a.b.size), fresh_index(a.b.size)
-    nz.need("positive", nz.sub(nf_const(Fraction(3, 2)), nz.sum([c], top(c)[1])))
+    nz.need_unique(a)
+    t = fresh_index(a.b.size)
     ut, at_top = top(t)
     return nz.sum([t], nz.mul(at_top, derivative(nz, ut, var, P)))
 

@@ -29,6 +29,7 @@ nonzero, a kink that must be avoided), so each result states what it rests on.
 from __future__ import annotations
 
 import inspect
+import math
 from fractions import Fraction
 from math import gcd, lcm
 
@@ -36,6 +37,9 @@ from . import sizes as S
 from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, _intern, bound_index,
                     divide_exact, floordiv, fresh_index, nonneg, positive as ppositive)
 from . import terms as T
+
+
+SPLIT_LIMIT = 4      # indicator atoms in the arguments of one function split on (Normalizer.split)
 
 
 class NotDifferentiable(KernelError):
@@ -239,6 +243,19 @@ class IndA(Atom):
 class RIndA(Atom):
     def _build(self, u, rel):
         self._set(f"rind:{u.skey}{rel}0", nonneg=True, idem=True)
+        # The same condition on the line through u: ``w rel' t`` with ``u = lam w + c``, w's
+        # first coefficient 1, t = -c / lam, rel' = rel (flipped for lam < 0). ``lo``: a
+        # lower bound on w (> or >=); ``strict``: > or <. Compared by ``_ind_order``.
+        var = [(m, c) for m, c in u.terms if m is not ONE_MONO]
+        lam = Fraction(var[0][1]) if var else None
+        if lam is None:
+            self.w = None
+            return
+        c0 = sum((Fraction(c) for m, c in u.terms if m is ONE_MONO), Fraction(0))
+        if lam < 0:
+            rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
+        self.w = NF(tuple((m, _q(Fraction(c) / lam)) for m, c in var))
+        self.t, self.lo, self.strict = -c0 / lam, rel in (">", ">="), rel in (">", "<")
 
 
 class ExpA(Atom):
@@ -345,6 +362,7 @@ class Normalizer:
         self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
         self.choices = choices or Choices()
         self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
+        self._tops: dict = {}
 
     def use(self, name: str):
         self.axioms.add(name)
@@ -448,6 +466,14 @@ class Normalizer:
             elif isinstance(a, ParenA) and e > 0 and e.denominator == 1:
                 expand.append((a, int(e)))
                 del d[a]
+        if sum(isinstance(a, RIndA) for a in d) > 1:
+            n, disjoint = len(d), not _ind_order(d)
+            if disjoint or len(d) < n:
+                self.use("indicator_order")
+            if disjoint:
+                return ZERO
+        if not expand and len(d) > 1 and (merged := self._merge_tops(d)) is not None:
+            return self.scale(merged, coef)
         if not expand and len(d) > 1 and self.merge_eqs is not None and (hit := self.merge_eqs(self, d)) is not None:
             return self.scale(hit, coef)    # [P[a] == b][P[a] == c] = [P[a] == b][b == c] (permutation.py)
         if expand:
@@ -514,7 +540,7 @@ class Normalizer:
         elif e > 0 and e.denominator == 1:
             self.use("pow_expand")
             return self.prod([x] * int(e))
-        return self.paren(x, e, pos_hint or x.positive)
+        return self.paren(x, e, pos_hint or x.positive or _int_positive(x))
 
     def paren(self, x: NF, e: Fraction, pos: bool) -> NF:
         """``x^e`` for a sum ``x`` kept whole: its positive content is taken out first."""
@@ -677,7 +703,7 @@ class Normalizer:
         return nf_atom(IndA(p))
 
     def rind(self, u: NF, rel: str, strict=None) -> NF:
-        """``[u rel 0]``; a monomial argument is scaled to coefficient 1. An integer-valued
+        """``[u rel 0]``; the argument is scaled to a first non-constant coefficient 1. An integer-valued
         ``u`` has no kink: its indicators are read exactly, all as ``[v >= 0]``. ``strict``
         (default: the normalizer's) reads ``[u >= 0]`` as ``[u > 0]`` off the kink."""
         c = u.const()
@@ -685,14 +711,22 @@ class Normalizer:
             return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
         if u.positive:
             return ONE if rel in (">", ">=") else ZERO
+        if (split := self.split((u,), lambda v: self.rind(v, rel, strict))) is not None:
+            return split
+        if (sel := self.select((u,), lambda v: self.rind(v, rel, strict))) is not None:
+            return sel
+        if u.integer and (p := _int_poly(u)) is not None:
+            # a comparison of integer expressions (sizes, indices) is the indicator of a Poly
+            self.use("indicator_integer")
+            return self.ind({">=": p, ">": p - 1, "<=": -p, "<": -p - 1}[rel])
         if u.integer:
             return self._integer_ind(u, rel)
-        one = u.single()
-        if one is not None:
-            m, c = one
-            if c < 0:
-                rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
-            u = nf_mono(m)
+        # Scaled so that the first non-constant coefficient is 1 (a negative factor flips
+        # the relation): [2 - 2 x > 0] and [x - 1 < 0] are one atom.
+        lam = next(c for m, c in u.terms if m is not ONE_MONO)
+        if lam < 0:
+            rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
+        u = self.scale(u, Fraction(1) / lam)
         if (self.strict_kinks if strict is None else strict) and rel != ">":
             # Off the kink u != 0 (recorded): [u >= 0] = [u > 0] and [u < 0] = [u <= 0] = 1 - [u > 0].
             self.use("indicator_off_kink")
@@ -725,10 +759,199 @@ class Normalizer:
             return self.sub(ONE, self.rind(self.sub(neg, ONE), ">="))
         return nf_atom(RIndA(u, ">="))
 
+    # -- sums whose bodies cancel -------------------------------------------------------------
+    def cancel_sums(self, diff: NF) -> NF:
+        """``diff`` without its groups of monomials ``c_j R S_j`` (one factor ``R``, ``S_j`` a
+        sum over binders of the same ranges) whose merged body ``sum_j c_j body_j`` is 0
+        once multiplied by the positive sums it divides by: ``sum_j c_j R S_j = R sum_b
+        sum_j c_j body_j(b)`` (``sum_linear``, the binders renamed alike), and at each ``b``
+        the body is 0 iff its product with a positive quantity is (``cancel_positive``).
+        The identities of a sigmoid inside a sum (SwiGLU's ``silu``) need this: the sum is
+        split by monomial, each body alone does not cancel."""
+        groups: dict = {}
+        for m, c in diff.terms:
+            sums = [a for a, e in m.factors if isinstance(a, SumA) and e == 1]
+            if len(sums) == 1:
+                rest = mono_of({a: e for a, e in m.factors if a is not sums[0]})
+                groups.setdefault((rest, tuple(b.size for b in sums[0].binders)), []).append((m, c, sums[0]))
+        gone = set()
+        for (rest, sizes), members in groups.items():
+            if len(members) < 2:
+                continue
+            temps = [fresh_index(size) for size in sizes]
+            body = self.add(*(self.scale(self.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}), c)
+                              for _, c, a in members))
+            if not self.clear_positive(body).terms:
+                self.use("sum_linear")
+                self.use("fubini")      # the binders renamed alike
+                gone |= {m for m, _, _ in members}
+        return nf_of({m: c for m, c in diff.terms if m not in gone}) if gone else diff
+
+    def clear_positive(self, x: NF) -> NF:
+        """``x`` multiplied by the positive sums it divides by (``cancel_positive``), so
+        ``x == 0`` iff the result is (a common denominator, as for the sigmoid's identities)."""
+        for _ in range(4):
+            worst: dict = {}
+            for m, _c in x.terms:
+                for a, e in m.factors:
+                    if isinstance(a, ParenA) and a.positive and e < 0:
+                        worst[a] = min(worst.get(a, 0), e)
+            if not worst:
+                return x
+            self.use("cancel_positive")
+            for a, e in worst.items():
+                x = self.mul(x, nf_atom(a, -math.floor(e)))
+            # a whole power of a sum left beside a constant is multiplied out
+            x = self.add(*(self.scale(self.finish(dict(m.factors)), c) for m, c in x.terms))
+        return x
+
+    # -- the argmax under a unique maximum ------------------------------------------------
+    def top(self, a):
+        """``(M, p)`` when the atom ``a`` is ``T_p = [u(p) - M >= 0]`` for ``M = max_b u(b)``
+        (``[u(p) - M <= 0]`` for a min; either sign of the argument), ``p`` an index
+        expression: the indicator that the maximum is attained at ``p``. Checked by
+        substituting ``b := p`` in ``u``; else None."""
+        if a in self._tops:
+            return self._tops[a]
+        found = None
+        if isinstance(a, RIndA) and a.rel in (">=", "<="):
+            for m, c in a.u.terms:
+                if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(mx := m.factors[0][0], MaxA) \
+                        and (c < 0) == (a.rel == (">=" if mx.kind == "max" else "<=")):
+                    v = self.scale(self.sub(a.u, nf_mono(m, c)), Fraction(-1) / c)     # a is [v - M rel 0]
+                    found = next(((mx, p) for p in _points(mx, v) if mx.b not in p.index_vars()
+                                  and self.subst_nf(mx.u, {mx.b: p}) is v), None)
+                    break
+        self._tops[a] = found
+        return found
+
+    def carrier(self, a):
+        """``(M, T, b)`` when ``a`` is a sum ``sum_{b, ..} T_b g(b, ..)`` with ``T_b`` a factor of its body that says
+        the maximum ``M`` is attained at the binder ``b`` (of the range of M's own binder);
+        ``(M, a, None)`` when ``a`` is such a ``T_p`` itself; else None."""
+        if isinstance(a, RIndA):
+            got = self.top(a)
+            return (got[0], a, None) if got else None
+        if not isinstance(a, SumA):
+            return None
+        if ("carrier", a) not in self._tops:
+            found = None
+            for f, _ in a.m.factors:
+                got = self.top(f)
+                b = _the_index(got[1]) if got else None
+                if b is not None and b in a.binders and b.size is got[0].b.size:
+                    found = (got[0], f, b)
+                    break
+            self._tops[("carrier", a)] = found
+        return self._tops[("carrier", a)]
+
+    def need_unique(self, mx: MaxA):
+        """Record the condition that one index alone attains the maximum ``mx``:
+        ``3/2 - #{c : u(c) = max} > 0`` (deriv_max's; ``argmax_unique``'s)."""
+        c = fresh_index(mx.b.size)
+        uc = self.subst_nf(mx.u, {mx.b: Poly.sym(c)})
+        at = self.rind(self.sub(uc, nf_atom(mx)), ">=" if mx.kind == "max" else "<=", strict=False)
+        self.need("positive", self.sub(nf_const(Fraction(3, 2)), self.sum([c], at)))
+
+    def _open(self, a, t):
+        """A carrier with fresh binders: ``(binders, body without T, T's NF, T's point)``."""
+        if t is a:
+            return [], ONE, nf_atom(a), self.top(a)[1]
+        temps = [fresh_index(b.size) for b in a.binders]
+        mp = {b: Poly.sym(x) for b, x in zip(a.binders, temps)}
+        rest = self.subst_mono(mono_of({f: e for f, e in a.m.factors if f is not t}), mp)
+        return temps, rest, self.subst_atom(t, mp), self.top(t)[1].subst(mp)
+
+    def _merge_tops(self, d: dict):
+        """``T_p T_q = T_p [p == q]`` for two indicators that one maximum is attained at
+        ``p`` and at ``q``, both in its range, where one index alone attains it
+        (``argmax_unique``, the condition recorded). Factors of a monomial that carry such
+        indicators of one maximum (``T_p`` itself, or a sum ``sum_b T_b g(b)``) are multiplied
+        into one sum (distributivity), where the rule applies; None when there are none."""
+        seen = {}
+        for a, e in d.items():
+            got = self.carrier(a) if e == 1 else None
+            if got is None:
+                continue
+            if got[0] not in seen:
+                seen[got[0]] = (a, got[1])
+                continue
+            mx, (a1, t1), (a2, t2) = got[0], seen[got[0]], (a, got[1])
+            bs1, rest1, top1, p1 = self._open(a1, t1)
+            bs2, rest2, _, p2 = self._open(a2, t2)
+            size = mx.b.size
+            if not all(nonneg(p) and nonneg(size - 1 - p) for p in (p1, p2)):
+                continue
+            self.use("argmax_unique")
+            self.need_unique(mx)
+            body = self.prod([top1, rest1, rest2, self.delta(p1 - p2)])
+            others = self.finish({f: k for f, k in d.items() if f is not a1 and f is not a2})
+            return self.mul(others, self.sum(bs1 + bs2, body))
+        return None
+
+    def select(self, us, f):
+        """``f(u..) = sum_t T_t f(u..[S := sum_{..} g(t, ..)])`` for a sum ``S = sum_{b, ..} T_b g(b, ..)``
+        among the factors of the arguments, ``T_b`` the indicator that the maximum ``M`` is
+        attained at ``b`` (``argmax_unique``): where one index alone attains it, exactly one
+        ``T_t`` is 1, at the argmax ``t = b*``, and there ``S = sum_{..} g(b*, ..)``. Preconditions,
+        checked: ``b`` ranges over M's range, which is provably non-empty (so the maximum
+        is attained); the uniqueness is recorded as a condition. None when there is no such S."""
+        for u in us:
+            for m, _ in u.terms:
+                for a, _ in m.factors:
+                    got = self.carrier(a) if isinstance(a, SumA) else None
+                    if got is None or not ppositive(got[0].b.size):
+                        continue
+                    mx, t, b = got
+                    self.use("argmax_unique")
+                    self.need_unique(mx)
+                    temps = [fresh_index(x.size) for x in a.binders]
+                    mp = {x: Poly.sym(y) for x, y in zip(a.binders, temps)}
+                    tb = temps[a.binders.index(b)]
+                    value = self.sum([y for y in temps if y is not tb],
+                                     self.subst_mono(mono_of({g: e for g, e in a.m.factors if g is not t}), mp))
+                    new = [self.add(*(self.scale(self.mul(self.pow(value, dict(mm.factors)[a]),
+                                                          self.finish({g: e for g, e in mm.factors if g is not a})), c)
+                                      if any(g is a for g, _ in mm.factors) else nf_mono(mm, c) for mm, c in v.terms))
+                           for v in us]
+                    return self.sum([tb], self.mul(self.subst_atom(t, mp), f(*new)))
+        return None
+
+    def split(self, us, f):
+        """``f(u..) = (1 - [P]) f(u..|[P] := 0) + [P] f(u..|[P] := 1)`` (``indicator_split``),
+        for ``[P]`` the indicator atom of least key that is a factor of a monomial of the
+        arguments ``us``; None when there is none. Precondition, checked here: ``[P]`` is
+        an idempotent atom (a delta or an indicator, whose only values are 0 and 1), so at
+        each point one of the two terms is f at the argument itself and the other is 0.
+        With more than SPLIT_LIMIT such atoms (2^k terms) the atom is kept whole: sound,
+        only less canonical. The arguments of exp, log, tanh, erf, sin, cos, opaque
+        functions and real indicators are split, so none of them holds an indicator
+        factor: ``exp(c m [P] + v) = exp(v) (1 - [P] + [P] exp(c m))``, and an indicator
+        of a piecewise argument (a clip, a max) becomes indicators of its pieces."""
+        found = {a for u in us for m, _ in u.terms for a, _ in m.factors if a.idem}
+        if not found or len(found) > SPLIT_LIMIT:
+            return None
+        p = min(found, key=lambda a: a.skey)
+        self.use("indicator_split")
+
+        def at(u: NF, one: bool) -> NF:       # u with [P] := 1 (one) or 0
+            parts = []
+            for m, c in u.terms:
+                if not any(a is p for a, _ in m.factors):
+                    parts.append(nf_mono(m, c))
+                elif one:
+                    parts.append(self.scale(self.finish({a: e for a, e in m.factors if a is not p}), c))
+            return self.add(*parts)
+        ind = nf_atom(p)
+        return self.add(self.mul(self.sub(ONE, ind), f(*(at(u, False) for u in us))),
+                        self.mul(ind, f(*(at(u, True) for u in us))))
+
     def exp(self, u) -> NF:
         """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v``."""
         if isinstance(u, Mono):
             u = nf_mono(u)
+        if (split := self.split((u,), self.exp)) is not None:
+            return split
         out = ONE
         for m, c in u.terms:
             if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(a := m.factors[0][0], LogA) and a.u.positive:
@@ -742,6 +965,8 @@ class Normalizer:
 
     def log(self, u: NF) -> NF:
         """``log(c prod a^e) = log c + sum e log a`` for positive factors; ``log exp m = m``."""
+        if (split := self.split((u,), self.log)) is not None:
+            return split
         one = u.single()
         if one is None or one[1] <= 0 or not one[0].positive:
             return nf_atom(LogA(u))
@@ -768,6 +993,8 @@ class Normalizer:
     def fn(self, fn, args) -> NF:
         """``tanh``, ``erf``, ``sin`` (odd: the sign of the leading monomial comes out),
         ``cos`` (even: it is dropped) and opaque functions."""
+        if fn not in ("exp", "log") and (split := self.split(args, lambda *us: self.fn(fn, us))) is not None:
+            return split
         if fn in ("tanh", "erf", "sin", "cos"):
             (u,) = args
             if not u.terms:
@@ -918,6 +1145,8 @@ class Normalizer:
         if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j) \
                 or not nonneg(i.size * w):
             return None
+        if any(isinstance(a, EntryA) and any(_apart(p, i, j, w) for p in a.idx) for a, _ in m.factors):
+            return None     # a guide: an entry reads i or j apart from i*w + j, so a division would stay
         t = fresh_index(i.size * w)
         body = self.subst_mono(m, {i: floordiv(Poly.sym(t), w), j: Poly.sym(t) % w})
         return (t, body) if "f:(" not in body.skey else None
@@ -1188,6 +1417,109 @@ def _confine(m: Mono, b: IndexVar):
         if not high.index_atoms() and nonneg(high) and ppositive(b.size - 1 - high):
             return "range", S.ZERO, high + 1
     return None
+
+
+def _int_poly(x: NF, den: int = 1):
+    """``den * x`` as a Poly when ``x`` is a polynomial of integer symbols (sizes, indices,
+    floor divisions: IntA atoms to whole positive powers) and ``den * x`` has integer
+    coefficients; else None."""
+    if not all(isinstance(a, IntA) and e.denominator == 1 and e > 0 for m, _ in x.terms for a, e in m.factors) \
+            or any((c * den).denominator != 1 for _, c in x.terms if isinstance(c, Fraction)):
+        return None
+    total = PZERO
+    for m, c in x.terms:
+        term = Poly.const(int(c * den))
+        for a, e in m.factors:
+            for _ in range(int(e)):
+                term = term * Poly.sym(a.sym)
+        total = total + term
+    return total
+
+
+def _int_positive(x: NF) -> bool:
+    """``x > 0`` for every value of its symbols, when ``x`` is a polynomial of integer
+    symbols with rational coefficients: ``L x``, for L the positive lcm of the
+    denominators, is an integer polynomial, and the arithmetic oracle proves it >= 1 (so
+    a size ``k - 1`` with ``k >= 2`` is a positive denominator, which ``cancel_positive``
+    may clear)."""
+    p = _int_poly(x, lcm(*(Fraction(c).denominator for _, c in x.terms)))
+    return p is not None and ppositive(p)
+
+
+def _the_index(p: Poly):
+    """The index variable ``v`` when ``p`` is ``v`` itself, else None."""
+    vs = p.index_vars()
+    return next(iter(vs)) if len(vs) == 1 and p is Poly.sym(next(iter(vs))) else None
+
+
+def _points(mx: MaxA, v: NF):
+    """Candidate points ``p`` with ``v = u(p)`` for ``mx = max_b u(b)``: where ``u`` reads an
+    entry ``x[.., b, ..]``, the index at that place in an entry of ``x`` in ``v`` (a guide
+    only: each candidate is checked by substitution)."""
+    for m, _ in mx.u.terms:
+        for e1, _ in m.factors:
+            if isinstance(e1, EntryA):
+                for pos, ix in enumerate(e1.idx):
+                    if ix is Poly.sym(mx.b):
+                        for m2, _ in v.terms:
+                            for e2, _ in m2.factors:
+                                if isinstance(e2, EntryA) and e2.var is e1.var:
+                                    yield e2.idx[pos]
+
+
+def _tighter(a: RIndA, b: RIndA) -> RIndA:
+    """Of two bounds on one side of the same line (both lower or both upper), the one
+    that implies the other: the larger lower bound (smaller upper bound), at equal
+    thresholds the strict one (at equal strictness either: they are the same set)."""
+    if a.t != b.t:
+        return a if (a.t > b.t) == a.lo else b
+    if a.strict != b.strict:
+        return a if a.strict else b
+    return min(a, b, key=lambda x: x.skey)
+
+
+def _ind_order(d: dict) -> bool:
+    """Indicators of one real line in a factor map (``indicator_order``): of two lower
+    bounds ``[w > a][w > b]`` (``>=`` alike) only the one that implies the other is kept,
+    of two upper bounds alike; False when a lower and an upper bound exclude each other
+    (``w > a`` and ``w < b`` with ``a >= b``, or ``w >= a`` and ``w <= b`` with ``a > b``: the
+    monomial is 0). Precondition, by construction: the atoms' arguments differ only by a
+    nonzero rational factor and a rational constant (the same ``w``, see ``RIndA``), so
+    each states ``w rel t`` of one real number ``w``. ``d`` is changed in place; its
+    dropped indicators were implied by a kept one, so the product is unchanged."""
+    lines: dict = {}
+    for a in d:
+        if isinstance(a, RIndA) and a.w is not None:
+            lines.setdefault(a.w, []).append(a)
+    for atoms in lines.values():
+        if len(atoms) < 2:
+            continue
+        keep = []
+        for side in (True, False):
+            bounds = [a for a in atoms if a.lo is side]
+            if bounds:
+                best = bounds[0]
+                for a in bounds[1:]:
+                    best = _tighter(best, a)
+                keep.append(best)
+        if len(keep) == 2:
+            lo, hi = keep
+            if lo.t > hi.t or lo.t == hi.t and (lo.strict or hi.strict):
+                return False
+        for a in atoms:
+            if a not in keep:
+                del d[a]
+    return True
+
+
+def _apart(p: Poly, i: IndexVar, j: IndexVar, w: Poly) -> bool:
+    """``p`` reads ``i`` or ``j`` other than through ``c*(i*w + j)`` (not in a division):
+    with ``i = t // w``, ``j = t % w`` a division of ``t`` stays in ``p``."""
+    if not {i, j} & p.symbols() or any(isinstance(f, FloorDiv) and {i, j} & f.symbols() for f in p.top_atoms()):
+        return False
+    ai = p.linear_in(i)             # p = a*i + c*j + r
+    cj = ai and ai[1].linear_in(j)
+    return cj is not None and ai[0] is not cj[0] * w
 
 
 def _mentions(m: Mono, p: Poly) -> bool:

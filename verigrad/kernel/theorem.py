@@ -506,19 +506,6 @@ def _split_free(diff: NF, idx: list) -> bool:
 
 def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
     """Multiply ``diff`` by the positive sums it divides by: ``diff == 0`` iff the product
-    is (identities such as the sigmoid's that need a common denominator)."""
-    from .normal import ParenA, nf_atom
-    for _ in range(4):
-        worst: dict = {}
-        for m, _c in diff.terms:
-            for a, e in m.factors:
-                if isinstance(a, ParenA) and a.positive and e < 0:
-                    worst[a] = min(worst.get(a, 0), e)
-        if not worst:
-            return diff
-        nz.use("cancel_positive")
-        for a, e in worst.items():
-            diff = nz.mul(diff, nf_atom(a, math.ceil(-e)))
-        # a whole power of a sum left beside a constant is multiplied out
-        diff = nz.add(*(nz.scale(nz.finish(dict(m.factors)), c) for m, c in diff.terms))
-    return diff
+    is (identities such as the sigmoid's that need a common denominator); then drop the
+    groups of sums whose merged bodies cancel so (``Normalizer.cancel_sums``)."""
+    return nz.cancel_sums(nz.clear_positive(diff))
