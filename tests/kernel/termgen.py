@@ -18,7 +18,9 @@ families are the shapes an audit of the kernel used (issue 10):
 - ``integer``   integer-valued variables (fact ``integer``) compared with indices and
                 with each other (strict versus weak comparisons);
 - ``piecewise`` indicators inside exp and other functions, bounds on one real line,
-                positive size denominators ``n - c``, the first argmax (issue 12).
+                positive size denominators ``n - c``, the first argmax (issue 12);
+- ``permutation`` gathers through argsorts and their inverses, scatter-adds, counts of
+                preimages, ranges of entries; integer data with repeats as the impostor.
 
 The size ``n`` of a case has a lower bound (``World(lower)``): index ranges ``n - c``
 need ``lower >= c``. The fuzz also instantiates every proved pair at small sizes
@@ -34,7 +36,7 @@ from verigrad.kernel import (At, Deriv, Delta, Func, Index, IndexVar, IntCond, I
                              SizeSym, Sum, Var, subst)
 from verigrad.kernel import terms as T
 
-FAMILIES = ("expr", "window", "shift", "floormod", "at", "integer", "piecewise")
+FAMILIES = ("expr", "window", "shift", "floormod", "at", "integer", "piecewise", "permutation")
 HALF = Fraction(1, 2)
 
 
@@ -578,8 +580,44 @@ def piecewise(rng: random.Random):
     return lhs, Sum(b, top(b) * IntCond(b, ">=", w.k + (0 if kind == "same" else 1))), kind, w
 
 
+def permutation(rng: random.Random):
+    """Gathers through argsorts (issue 12): a gather undone by the gather by the inverse
+    permutation (``argsort(argsort(s))``), the transpose of a gather (a scatter-add), the
+    count of preimages, the range of an entry; perturbed: the permutation for its inverse,
+    integer data (repeats) for a permutation, an off-by-one range."""
+    from verigrad.kernel import Argsort, IntEq, Lamda
+    w = WORLDS[1]
+    g = Gen(rng, w)
+    kind = "same" if rng.random() < 0.5 else "perturbed"
+    i, j, b = IndexVar("i", w.n), IndexVar("j", w.n), IndexVar("b", w.n)
+    key = rng.choice([w.x, w.y, w.lab, Lamda([j], w.x[j] + w.y[j])])
+    P = Argsort(key)
+    Q = Argsort(P)
+    inv = {"P": Q, "Q": P}
+    name = rng.choice(["P", "Q"])
+    perm = P if name == "P" else Q
+    wrong = rng.choice([perm, w.lab]) if kind == "perturbed" else inv[name]
+    f = g.body(b)                                   # a vector (in b) to route
+    v = Lamda([b], f)
+
+    def gather(vec, pm):
+        return Lamda([i], Sum(j, IntEq(pm[i], j) * vec[j]))
+    form = rng.randrange(4)
+    if form == 0:       # route, then unroute
+        return gather(gather(v, perm), wrong)[w.k], v[w.k], kind, w
+    if form == 1:       # the transpose of a gather: a scatter-add, or the gather by the inverse
+        scatter = Sum(i, v[i] * IntEq(perm[i], w.k))
+        return scatter, gather(v, wrong)[w.k], kind, w
+    if form == 2:       # one preimage of each index
+        src = perm if kind == "same" else rng.choice([w.lab, Lamda([j], perm[j] + 1)])
+        return Sum(i, IntEq(src[i], w.k)), Num(1), kind, w
+    # the range of an entry
+    t = g.expr([w.k], 1, diff=False)
+    return RealCond(perm[w.k] - (0 if kind == "same" else 1), ">=") * t, t, kind, w
+
+
 GENERATORS = {"window": window, "shift": shift, "floormod": floormod, "at": at, "integer": integer,
-              "piecewise": piecewise}
+              "piecewise": piecewise, "permutation": permutation}
 
 
 def random_case(seed: int) -> Case:
