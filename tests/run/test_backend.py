@@ -104,3 +104,20 @@ def test_training_on_iree_follows_xla(ref):
     assert si.steps == sx.steps and abs(si.loss - sx.loss) < 1e-3
     for name in px:
         np.testing.assert_allclose(pi[name], px[name], rtol=1e-3, atol=1e-4)
+
+
+def test_device_arrays_alone_are_checked_by_the_trace():
+    """Device arrays only take jax.jit's dispatch, which traces (and checks) every new
+    signature: a transposed weight or an int32 batch is still named, and the right
+    arrays still run."""
+    import jax
+    exe = backend.compile(TEXT, "xla", names=["W", "x", "scale"])
+    a = [jax.device_put(v) for v in _args(np.random.default_rng(0))]
+    good = exe(*a)
+    with pytest.raises(backend.ArgumentError, match=r"argument 0 \(W\)"):
+        exe(jax.device_put(np.asarray(a[0]).T.copy()), a[1], a[2])
+    with pytest.raises(backend.ArgumentError, match=r"argument 1 \(x\)"):
+        exe(a[0], jax.device_put(np.asarray(a[1]).astype(np.int32)), a[2])
+    again = exe(*a)
+    for g, h in zip(good, again):
+        np.testing.assert_array_equal(backend.to_host(g), backend.to_host(h))
