@@ -202,7 +202,8 @@ def _gather(ctx, eqn, x, indices):
     risk = max(fx.risk, fill_risk)
     sign = fx.sign if not fills else None
     return _note(ctx, out, Facts(risk, sign, fx.integral and not fills, fx.origin or f"the fill value of {_where(eqn)}",
-                                 (lambda: _data_gather(ctx, eqn, finite(ctx, x), indices, Num(0), mode))
+                                 # where the (finite) fill shows, the entry is finite
+                                 (lambda: _data_gather(ctx, eqn, finite(ctx, x), indices, Num(1), mode))
                                  if risk else None), (x, indices))
 
 

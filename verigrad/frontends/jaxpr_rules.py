@@ -1946,7 +1946,10 @@ def _gather(ctx, eqn, x, indices):
     risk = max(fx.risk, fill_risk if mode == "FILL_OR_DROP" else FINITE)
     origin = fx.origin if fx.risk >= risk else f"the fill value of {_where(eqn)}"
     return _note(ctx, out, Facts(risk, fx.sign if fill_risk == FINITE and mode != "FILL_OR_DROP" else None,
-                                 fx.integral, origin, (lambda: _gather_value(ctx, eqn, finite(ctx, x), indices, Num(0)))
+                                 fx.integral, origin,
+                                 # the finiteness of the fill entries: 1 for a finite fill, 0 for NaN or inf
+                                 (lambda: _gather_value(ctx, eqn, finite(ctx, x), indices,
+                                                        Num(1 if fill_risk == FINITE else 0)))
                                  if risk else None), (x, indices))
 
 
