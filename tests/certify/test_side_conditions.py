@@ -26,3 +26,56 @@ def test_a_genuine_kink_condition_is_accepted():
                    lambda x, g: jnp.where(x >= 0, g, 0.0))
     cert = verigrad.certify(relu, shapes={"x": "n"})
     assert cert.status == "PROVED" and any("kink" in c for c in cert.side_conditions)
+
+
+# -- a kink must be of a real-analytic quantity: its zero set is then of measure zero ---------
+
+def _flat(x):       # >= 0, and 0 wherever |x| > 100.02: far from any input a sample draws
+    return sum(jnp.maximum(c - x * x, 0.0) for c in (10000.0, 10001.0, 10002.0, 10003.0, 10004.0))
+
+
+def test_a_kink_of_a_piecewise_quantity_is_not_accepted():
+    # [u >= 0] versus [u > 0] agree off u = 0, and u = 0 on the region |x| > 100.02
+    f = _custom(lambda x: x * jnp.where(_flat(x) >= 0, 1.0, 0.0), lambda x: x * jnp.where(_flat(x) >= 0, 1.0, 0.0),
+                lambda x, g: g * jnp.where(_flat(x) > 0, 1.0, 0.0))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status != "PROVED" and "piecewise" in cert.detail, cert.detail
+
+
+def test_a_kink_of_an_analytic_quantity_is_accepted():
+    # the same comparison of an analytic u = 10000 - x^2: its zero set is two points
+    f = _custom(lambda x: x * jnp.where(10000.0 - x * x >= 0, 1.0, 0.0),
+                lambda x: x * jnp.where(10000.0 - x * x >= 0, 1.0, 0.0),
+                lambda x, g: g * jnp.where(10000.0 - x * x > 0, 1.0, 0.0))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status == "PROVED" and any("kink" in c for c in cert.side_conditions), cert.detail
+
+
+def test_what_counts_as_analytic():
+    from verigrad.certify.conditions import piecewise_part
+    from verigrad.kernel import Func, IndexVar, Num, RealCond, ReduceMax, SizeSym, Sum, Var
+    n = SizeSym("n")
+    x, k = Var("x", (n,)), Var("k", (n,), facts={"integer"})
+    i, j = IndexVar("i", n), IndexVar("j", n)
+    assert piecewise_part(Sum(j, Func("exp", (x[j],)) * x[i]) + Num(2)) is None
+    assert piecewise_part(Func("tanh", (x[i] ** 2,)) - Func("log", (Func("exp", (x[i],)),))) is None
+    assert piecewise_part(x[i] * RealCond(x[i], ">")) is not None           # relu inside
+    assert piecewise_part(x[i] - ReduceMax(j, x[j])) is not None            # a max: ties on whole regions
+    assert piecewise_part(x[i] - k[i]) is not None                           # integer data
+
+
+def _masked_softmax(s, mask):
+    s = jnp.where(mask, s, -jnp.inf)
+    p = jnp.exp(s - jnp.max(s, -1, keepdims=True))
+    return p / jnp.sum(p, -1, keepdims=True)
+
+
+def test_a_masked_softmax_denominator_is_positive_only_along_the_assumed_axis():
+    f = jax.custom_vjp(_masked_softmax)
+    f.defvjp(lambda s, m: (_masked_softmax(s, m), _masked_softmax(s, m)),
+             lambda p, g: (p * (g - jnp.sum(g * p, -1, keepdims=True)), None))
+    shapes = {"s": "n, k", "mask": "n, k:bool"}
+    assert verigrad.certify(f, shapes, assume=["any(mask, -1)"]).status == "PROVED"
+    # rows assumed alive along the other axis: a row along -1 may be masked throughout
+    cert = verigrad.certify(f, shapes, assume=["any(mask, 0)"], search_seconds=2)
+    assert cert.status != "PROVED", cert.detail

@@ -390,7 +390,7 @@ def _failing_condition(ob, theorem) -> str | None:
             if _defined(ob, values):
                 return values
         return first
-    return conditions.failing(theorem, sample, plan_for(ob)[:4])
+    return conditions.failing(theorem, sample, plan_for(ob)[:4], alive=getattr(ob, "alive", None))
 
 
 def _defined(ob, values) -> bool:

@@ -52,6 +52,7 @@ class Obligations:
     primal_raw: list = field(default_factory=list)  # f's output terms with the stop_gradient variables free
     outputs: list | None = None                    # the outputs claimed about (None: all)
     statics: dict = field(default_factory=dict)    # arguments held at a Python value
+    alive: dict = field(default_factory=dict)      # boolean argument Var -> {axis}: ``any(mask, axis)`` assumed
 
     def var(self, name: str) -> Var:
         return next(v for s, v in self.args if s.name == name)
@@ -271,6 +272,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
                      Domain.of(importer, kinds, dtypes), list(importer.assumptions))
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
     ob.mask_as_inf = settings.mask_as_inf
+    ob.alive = dict(importer.alive)
     from .validate import has_narrow_types
     ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
     ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
