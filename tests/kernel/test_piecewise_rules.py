@@ -42,6 +42,17 @@ def test_exp_of_an_indicator_weighted_exponent():
     not_proved(e(3 * x[k] * ind), 1 - ind + ind * e(2 * x[k]))                      # another constant
 
 
+def test_a_power_of_a_piecewise_sum_splits():
+    """(u0 + [P] u1)^-1 = (1 - [P]) u0^-1 + [P] (u0 + u1)^-1: each piece keeps its own sign
+    (here u0 = 1 + e^x is positive, u0 + u1 = e^x + e^y too)."""
+    ind = RealCond(x[k] - y[k], ">")
+    z = 1 + e(x[k]) + ind * (e(y[k]) - 1)
+    proved(z ** -1, (1 - ind) / (1 + e(x[k])) + ind / (e(x[k]) + e(y[k])))
+    proved(e(x[k]) / z + (1 - ind) / (1 + e(x[k])) + ind * e(y[k]) / z, Num(1))    # a common denominator per piece
+    not_proved(z ** -1, (1 - ind) / (1 + e(x[k])) + ind / (1 + e(y[k])))            # a wrong piece
+    not_proved(z ** -1, 1 / (1 + e(x[k])) + ind / (e(x[k]) + e(y[k])))               # a dropped term
+
+
 def test_softplus_with_max_and_abs_is_the_sigmoid_vjp():
     """log1p(exp(-|x|)) + max(x, 0), the backward sigmoid(x): corpus #12's logaddexp."""
     pos = RealCond(x[i], ">")

@@ -43,7 +43,7 @@ _r("pow_content", "(g u)^r = g^r u^r for a rational g > 0 (u > 0 if r is not an 
    "Powers distribute over a product with a positive constant.")
 _r("indicator_idempotent", "[P]^k = [P] for k != 0", "An indicator is 0 or 1, and 0^k = 0, 1^k = 1 (with 0^-1 = 0).")
 _r("indicator_split", "f(u) = (1 - [P]) f(u[[P] := 0]) + [P] f(u[[P] := 1]) for an indicator or delta [P] and f one of "
-   "exp, log, tanh, erf, sin, cos, an opaque function, a real indicator; e.g. exp(c m [P] + v) = exp(v) (1 - [P] + "
+   "exp, log, tanh, erf, sin, cos, an opaque function, a real indicator, a power u^r; e.g. exp(c m [P] + v) = exp(v) (1 - [P] + "
    "[P] exp(c m))", "Precondition, enforced by the normal form: [P] is an idempotent atom, which takes only the values "
    "0 and 1. Where [P] = 0 the right side is f(u[[P] := 0]) = f(u), where [P] = 1 it is f(u[[P] := 1]) = f(u).")
 _r("indicator_order", "[w > a][w > b] = [w > a] for a >= b (>= alike, upper bounds alike, at a = b the strict one "

@@ -540,6 +540,9 @@ class Normalizer:
         elif e > 0 and e.denominator == 1:
             self.use("pow_expand")
             return self.prod([x] * int(e))
+        # (u0 + [P] u1)^e by cases; the pieces' signs are their own (the hint was the whole's)
+        if (split := self.split((x,), lambda v: self.pow(v, e))) is not None:
+            return split
         return self.paren(x, e, pos_hint or x.positive or _int_positive(x))
 
     def paren(self, x: NF, e: Fraction, pos: bool) -> NF:
@@ -925,7 +928,8 @@ class Normalizer:
         each point one of the two terms is f at the argument itself and the other is 0.
         With more than SPLIT_LIMIT such atoms (2^k terms) the atom is kept whole: sound,
         only less canonical. The arguments of exp, log, tanh, erf, sin, cos, opaque
-        functions and real indicators are split, so none of them holds an indicator
+        functions, real indicators and powers of sums kept whole (a negative or
+        fractional exponent) are split, so none of them holds an indicator
         factor: ``exp(c m [P] + v) = exp(v) (1 - [P] + [P] exp(c m))``, and an indicator
         of a piecewise argument (a clip, a max) becomes indicators of its pieces."""
         found = {a for u in us for m, _ in u.terms for a, _ in m.factors if a.idem}
