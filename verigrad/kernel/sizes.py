@@ -392,12 +392,29 @@ _nonneg_cache: dict = {}
 
 def nonneg(p) -> bool:
     """Proves ``p >= 0`` for all values of its symbols in their ranges (else False).
-    Memoized: the answer depends only on the interned polynomial."""
+    Memoized: the answer depends only on the interned polynomial, and is that of
+    ``_renamed(p)`` (so a decision's fresh temporaries do not defeat the memo)."""
     p = as_poly(p)
     hit = _nonneg_cache.get(p)
     if hit is None:
-        hit = _nonneg_cache[p] = _nonneg(p)
+        q = _renamed(p)
+        hit = _nonneg_cache[p] = _nonneg(p) if q is p else nonneg(q)
     return hit
+
+
+def _renamed(p: Poly) -> Poly:
+    """``p`` with its temporaries (tag "t") renamed ``#0000``, ``#0001``, ... in their order
+    (keeping their ranges). The oracle's work on ``p`` depends on its symbols only
+    through their ranges, types and order (``_bound`` eliminates the largest first); when
+    every other symbol is a size (keyed "s:...") or keyed below "it:" (the temporaries'
+    prefix), this one-to-one renaming keeps every comparison, every step and the answer
+    the same. Left alone with a floor division (its key spells the names)."""
+    temps = sorted(s for s in p.symbols() if isinstance(s, IndexVar) and s.tag == "t")
+    if not temps or len(temps) > 9999 or any(
+            isinstance(s, FloorDiv) or not (isinstance(s, SizeSym) or s.skey < "it:" or s in temps) for s in p.symbols()):
+        return p
+    new = {v: _reserved(f"#{k:04d}", v.size, "t") for k, v in enumerate(temps)}
+    return Poly({tuple((new.get(s, s), k) for s, k in m): c for m, c in p.terms.items()})
 
 
 def _nonneg(p: Poly) -> bool:

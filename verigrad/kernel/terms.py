@@ -646,6 +646,9 @@ class _Subst:
     def __init__(self, mapping, ints, brings=None, parent=None, own=None):
         self.mapping, self.ints, self.cache, self.parent, self.own = mapping, ints, {}, parent, own
         self.sizes = {k for k in ints if isinstance(k, SizeSym)}
+        # A variable mapped to itself changes nothing outside an At (whose params are
+        # renamed away from every value's variables).
+        self.moving = {k for k, v in mapping.items() if v is not k}
         if brings is None:      # the free indices each substituted symbol's value brings in
             brings = {k: p.index_vars() for k, p in ints.items()}
             for k, v in mapping.items():
@@ -684,7 +687,7 @@ class _Subst:
         return v, self
 
     def go(self, t: Term) -> Term:
-        if t.atoms.isdisjoint(self.mapping) and not (self.ints and not (
+        if t.atoms.isdisjoint(self.mapping if t.has_at else self.moving) and not (self.ints and not (
                 t.free_idx.isdisjoint(self.ints) and self.sizes.isdisjoint(t.sizes))):
             return t
         if self.own is not None and self.own not in t.free_idx:
