@@ -27,7 +27,7 @@ from verigrad.kernel.sizes import ZERO, Poly
 from . import jaxpr_scalar as S
 from .jaxpr_core import JaxprImportError, Tensor, dim_poly
 from .jaxpr_rules import (FINITE, NAN, RULES, Facts, _accept, _dtype, _fresh, _note, _out, _where, facts,
-                          finite, rule, structural)
+                          finite, rule)
 
 _poly_gather = RULES["gather"]
 
@@ -78,17 +78,10 @@ def _is_iota(op: Tensor, dim: int, idx) -> bool:
     return S.int_poly(op.at(idx[:dim] + (j,) + idx[dim + 1:])) is j
 
 
-@rule("sort")
-@structural()
-def _sort(ctx, eqn, *ops):
-    """Stable sort by one key: every operand permuted by the key's argsort."""
-    dim, stable, keys = eqn.params["dimension"], eqn.params["is_stable"], eqn.params["num_keys"]
-    if keys != 1:
-        raise JaxprImportError(f"a sort by {keys} keys is not supported (one key only)")
-    if len(ops) > 1 and not stable:
-        raise JaxprImportError("an unstable sort of several operands (XLA orders ties as it likes) is not supported")
+def _sorted(ctx, eqn, ops):
+    """Every operand permuted by the argsort of the key's line (``ops[0]``)."""
+    dim = eqn.params["dimension"]
     key = ops[0]
-    _accept(ctx, [key], FINITE, "sort orders NaN and infinities")
     n = key.shape[dim]
     lines: dict = {}
 
@@ -110,6 +103,29 @@ def _sort(ctx, eqn, *ops):
             j, pj = _fresh(n, "j")
             return Sum(j, S.mul(IntEq(p_i, pj), op.at(idx[:dim] + (pj,) + idx[dim + 1:])))
         outs.append(Tensor(shape, entry, kind))
+    return outs
+
+
+@rule("sort")
+def _sort(ctx, eqn, *ops):
+    """Stable sort by one key: every operand permuted by the key's argsort. Each output
+    keeps its operand's facts; its finiteness is the operand's, permuted by the key."""
+    stable, keys = eqn.params["is_stable"], eqn.params["num_keys"]
+    if keys != 1:
+        raise JaxprImportError(f"a sort by {keys} keys is not supported (one key only)")
+    if len(ops) > 1 and not stable:
+        raise JaxprImportError("an unstable sort of several operands (XLA orders ties as it likes) is not supported")
+    _accept(ctx, ops[:1], FINITE, "sort orders NaN and infinities")
+    outs = _sorted(ctx, eqn, ops)
+    rerun: dict = {}
+
+    def fin(k):
+        if "outs" not in rerun:      # the key itself stays: it orders the finiteness indicators
+            rerun["outs"] = _sorted(ctx, eqn, [ops[0]] + [finite(ctx, t) for t in ops[1:]])
+        return rerun["outs"][k]
+    for k, (o, op) in enumerate(zip(outs, ops)):
+        f = facts(ctx, op)
+        _note(ctx, o, Facts(f.risk, f.sign, f.integral, f.origin, (lambda k=k: fin(k)) if f.risk else None), ops)
     return outs
 
 
