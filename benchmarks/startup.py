@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,10 +62,16 @@ def _env():
     return env
 
 
-def wall(cmd, check_last=None) -> float:
+def wall(cmd, check_last=None, cpu=None) -> float:
+    """Wall seconds of the process ``cmd``; its CPU seconds (user + system) appended to
+    ``cpu`` (on a shared machine the wall time also counts waiting for a core)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     if out.returncode != 0 or (check_last and out.stdout.strip().splitlines()[-1] != check_last):
         raise SystemExit(f"{' '.join(cmd)} failed (exit {out.returncode}):\n{out.stdout}\n{out.stderr}")
     return t
@@ -84,16 +91,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="one JSON line instead of the table")
     args = ap.parse_args(argv)
     wall(CERTIFY, "PROVED")               # warm the file cache and the bytecode
-    proc, ref, first, again = [], [], [], []
+    proc, ref, first, again, cpu, cpu_ref = [], [], [], [], [], []
     for r in range(args.rounds):
-        pair = [(proc, CERTIFY, "PROVED"), (ref, IMPORT_JAX, None)]
-        for acc, cmd, last in (pair if r % 2 == 0 else pair[::-1]):
-            acc.append(wall(cmd, last))
+        pair = [(proc, CERTIFY, "PROVED", cpu), (ref, IMPORT_JAX, None, cpu_ref)]
+        for acc, cmd, last, c in (pair if r % 2 == 0 else pair[::-1]):
+            acc.append(wall(cmd, last, c))
         w = warm_round()
         first.append(w["first"])
         again.append(w["again"])
     med = {k: statistics.median(v) for k, v in
-           (("process", proc), ("import jax", ref), ("warm first", first), ("warm again", again))}
+           (("process", proc), ("import jax", ref), ("warm first", first), ("warm again", again),
+            ("process cpu", cpu), ("import jax cpu", cpu_ref))}
     rows = [
         ("verigrad certify softmax, whole process", med["process"], PROCESS_GOAL,
          'python -c "import jax"', med["import jax"]),
@@ -111,7 +119,10 @@ def main(argv=None) -> int:
         for what, t, goal, rname, rt in rows:
             style = "green" if t <= goal else "red"
             table.add_row(what, f"[{style}]{t:.3f}", f"<= {goal:.1f}", rname, f"{rt:.3f}", f"{t / rt:.2f}")
-        Console(width=max(Console().width, 110)).print(table)
+        console = Console(width=max(Console().width, 110))
+        console.print(table)
+        console.print(f"CPU seconds (user + system), medians: the command {med['process cpu']:.3f}, "
+                      f"import jax {med['import jax cpu']:.3f} (ratio {med['process cpu'] / med['import jax cpu']:.2f})")
     return 0
 
 
