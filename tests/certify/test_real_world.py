@@ -338,6 +338,33 @@ def test_route_by_argsort_is_proved_and_its_wrong_twins_refuted():
     assert cert.status == "PROVED", cert.detail
 
 
+def _topk_route(tokens, experts):
+    """Each token sent to its k chosen experts: the k*t slots sorted by expert, slot s
+    holding token argsort(ravel(experts))[s] // k."""
+    return tokens[jnp.argsort(jnp.ravel(experts)) // experts.shape[1]]
+
+
+def _topk_unroute(g, experts):
+    """The transpose: every slot's cotangent back to its token, summed over its k slots."""
+    back = g[jnp.argsort(jnp.argsort(jnp.ravel(experts)))]
+    return jnp.sum(back.reshape(experts.shape + g.shape[1:]), axis=1)
+
+
+def test_top_k_route_is_proved():
+    """Top-k routing (floor division of the argsort by k: the kernel's IntDiv): PROVED;
+    unrouting with the permutation instead of its inverse is REFUTED."""
+    right = vjp(_topk_route, lambda r, g: (_topk_unroute(g, r[1]), None))
+    wrong = vjp(_topk_route, lambda r, g: (
+        jnp.sum(g[jnp.argsort(jnp.ravel(r[1]))].reshape(r[1].shape + g.shape[1:]), axis=1), None))
+    shapes = {"tokens": "t, d", "experts": "t, k:int32"}
+    cert = verigrad.certify(right, shapes)
+    assert cert.status == "PROVED", cert.detail
+    assert "floor_div_eq" in cert.axioms
+    cert = verigrad.certify(wrong, shapes)
+    assert cert.status == "REFUTED"
+    genuine(cert, wrong, shapes, ["tokens", "experts"])
+
+
 def test_indices_assumed_a_permutation():
     """``--assume "permutation(idx)"``: the argument is reparametrized as the argsort of a
     free real vector, so the kernel knows it is a permutation; without the assumption the

@@ -153,3 +153,26 @@ def test_the_printer_shows_argsort_and_integer_equalities():
     from verigrad.report.printing import latex, text
     assert text(gather(x, Q)) == "Lamda[i<n](Sum[j<n]([argsort(argsort(s))[i] == j]*x[j]))"
     assert r"\operatorname{argsort}" in latex(Q) and r"\mathbb{1}" in latex(IntEq(P[i], j))
+
+
+def test_floor_division_of_a_permutation_entry():
+    """Top-k routing's ``argsort(e) // k``: [floor(P[a] / k) == b] is a sum of k equalities
+    (for integer-valued operands only), and its range follows from P's."""
+    from verigrad.kernel import IntDiv, IntVal
+    t, kk = SizeSym("t"), SizeSym("kk")
+    e = Var("e", (t * kk,))
+    Pk = Argsort(e)
+    a, b, r = IndexVar("a", t * kk), IndexVar("b", t), IndexVar("r", kk)
+    q = IntDiv(Pk[a], kk)
+    proved(Lamda([a], RealCond(q, ">=")), Lamda([a], Num(1)))
+    proved(Lamda([a], RealCond(q - t, ">=")), Lamda([a], Num(0)))
+    refused(Lamda([a], RealCond(q - t + 1, ">=")), Lamda([a], Num(0)))
+    proved(Lamda([a, b], IntEq(q, b)), Lamda([a, b], Sum(r, IntEq(Pk[a], b * kk + r))))
+    # every token has exactly kk routed slots
+    proved(Lamda([b], Sum(a, IntEq(q, b))), Lamda([b], IntVal(kk)))
+    # floor of a real is no sum of equalities, and has no derivative here
+    refused(Lamda([i], IntEq(IntDiv(x[i], 2), 0)), Lamda([i], Sum(IndexVar("r2", 2), IntEq(x[i], IndexVar("r2", 2)))))
+    assert "not differentiable" in str(prove_equal(vjp_statement(Lamda([i], IntDiv(x[i], 2)), x, g), g))
+    th = proved(Lamda([a, b], IntEq(q, b)), Lamda([a, b], Sum(r, IntEq(Pk[a], b * kk + r))))
+    (name, again), = replay(json.loads(json.dumps(trace_of([("floor", th)]))))
+    assert again.rhs is th.rhs and "floor_div_eq" in again.axioms()

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from verigrad.kernel import terms as T
-from verigrad.kernel.permutation import Argsort, IntEq
+from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
 from verigrad.errors import VerigradError
 
@@ -267,6 +267,8 @@ class _Eval:
             return np.argsort(np.asarray(ev(t.s, ienv), dtype=np.float64), kind="stable").astype(np.float64)
         if isinstance(t, IntEq):
             return float(float(ev(t.t, ienv)) == self.ival(t.p, ienv))
+        if isinstance(t, IntDiv):
+            return float(math.floor(float(ev(t.t, ienv)) / self.ival(t.k, ienv)))
         if isinstance(t, T.Apply):
             return self._apply(t.fn, [ev(a, ienv) for a in t.operands])
         if isinstance(t, T.Vjp):

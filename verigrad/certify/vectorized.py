@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from verigrad.kernel import terms as T
-from verigrad.kernel.permutation import Argsort, IntEq
+from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
 from verigrad.kernel.sizes import FloorDiv, Poly
 
 _UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
@@ -219,6 +219,8 @@ class Vectorized:
             return np.asarray(np.asarray(at(t.t)) == self.ival(t.p, env), dtype=np.float64)
         if isinstance(t, Argsort):
             return self._argsort(t, idx, env, ndim)
+        if isinstance(t, IntDiv):
+            return np.floor(np.asarray(at(t.t), dtype=np.float64) / self.ival(t.k, env))
         raise TypeError(f"the vectorized evaluator does not take {type(t).__name__}")
 
     def _argsort(self, t, idx, env, ndim):

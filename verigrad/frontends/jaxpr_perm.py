@@ -14,6 +14,8 @@ naming the primitive (``docs/primitives.md``):
                  out of range) + [t not in range] fill
     scatter-add: out[J] = z[J] + sum_G prod_k [t_k(G) == J_k] u[G, J_window]   (FILL_OR_DROP drops
                  an update whose index is off the operand; CLIP clamps as above)
+    floor_divide, remainder (jit calls) of integer data by a size k >= 1: the kernel's IntDiv,
+                 floor(t / k), and t - k floor(t / k)
 
 ``[t == c]`` is the kernel's ``IntEq``, and ``argsort`` its ``Argsort``: the kernel knows an
 argsort is a permutation and proves what follows from that, while a gather by arbitrary
@@ -21,8 +23,8 @@ integer data stays a sum with multiplicities.
 """
 from __future__ import annotations
 
-from verigrad.kernel import Argsort, Index, IntEq, Lamda, Num, Sum
-from verigrad.kernel.sizes import ZERO, Poly
+from verigrad.kernel import Argsort, Index, IntDiv, IntEq, Lamda, Num, Sum
+from verigrad.kernel.sizes import ZERO, Poly, nonneg
 
 from . import jaxpr_scalar as S
 from .jaxpr_core import JaxprImportError, Tensor, dim_poly
@@ -221,6 +223,33 @@ def _gather(ctx, eqn, x, indices):
                                  # where the (finite) fill shows, the entry is finite
                                  (lambda: _data_gather(ctx, eqn, finite(ctx, x), indices, Num(1), mode))
                                  if risk else None), (x, indices))
+
+
+# -- floor division of integer data by a size -------------------------------------------------------
+
+_call = RULES["jit"]
+
+
+@rule("jit")
+def _jit(ctx, eqn, *ins):
+    """``jnp.floor_divide`` of integer data by a positive integer expression (``argsort(e) //
+    k`` in top-k routing) is the kernel's ``IntDiv``, and ``jnp.remainder`` ``t - k IntDiv(t, k)``,
+    exact for every integer (JAX's bodies, ``div`` and ``rem`` with a sign correction,
+    would need division of data); every other call is inlined by ``jaxpr_rules``."""
+    name = eqn.params.get("name")
+    if name in ("floor_divide", "remainder") and len(ins) == 2 and all(t.kind == "int" for t in ins) \
+            and not ins[1].shape:
+        k = S.int_poly(ins[1].at(()))
+        probe = ins[0].at(_generic(ins[0].shape))
+        if k is not None and not k.index_atoms() and nonneg(k - 1) and S.int_poly(probe) is None:
+            a = ins[0]
+            shape, kind = _out(ctx, eqn)
+            if name == "floor_divide":
+                out = Tensor(shape, lambda idx: IntDiv(a.at(idx), k), kind)
+            else:       # Python's remainder, the sign of the divisor: t - k floor(t / k)
+                out = Tensor(shape, lambda idx: S.sub(a.at(idx), S.mul(S.int_value(k), IntDiv(a.at(idx), k))), kind)
+            return [_note(ctx, out, Facts(FINITE, None, True, ""), ins)]
+    return _call(ctx, eqn, *ins)
 
 
 # -- scatter-add ---------------------------------------------------------------------------------

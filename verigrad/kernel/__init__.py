@@ -20,7 +20,7 @@ from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, 
                     ReduceMax, Delta, IntCond, RealCond, TensorFn, Apply, Deriv, Named, Vjp, At, FnLam,
                     subst, as_term, vjp_statement)
 from .normal import NotDifferentiable
-from .permutation import Argsort, IntEq
+from .permutation import Argsort, IntDiv, IntEq
 from .axioms import AXIOMS, Axiom
 from .theorem import (Theorem, Condition, Failure, refl, assume, symm, trans, index, abstract, define,
                       rewrite, discharge, at_elim, instantiate, prove_equal)

@@ -50,7 +50,7 @@ from . import reify as R
 from . import terms as T
 from .axioms import _r
 from .derivative import derivative
-from .sizes import KernelError, Poly, as_poly, fresh_index, nonneg, poly_str
+from .sizes import KernelError, Poly, as_poly, floordiv, fresh_index, nonneg, poly_str
 
 
 # -- terms --------------------------------------------------------------------------------
@@ -94,6 +94,26 @@ class IntEq(T.Term):
         return int_eq(nz, nz.sub(nz.norm(self.t, (), env), nz.int_value(p)))
 
 
+class IntDiv(T.Term):
+    """``floor(t / k)`` for a scalar term ``t`` and a size expression ``k >= 1`` (what
+    ``jnp.floor_divide`` computes for integers: top-k routing's ``argsort(e) // k``)."""
+
+    @classmethod
+    def _canon(cls, t, k):
+        t, k = T.as_term(t), as_poly(k)
+        if t.shape != ():
+            raise KernelError(f"IntDiv of the non-scalar {t!r}")
+        if k.index_atoms() or not nonneg(k - 1):
+            raise KernelError(f"IntDiv by {poly_str(k)}, not a size expression provably >= 1")
+        return t, k
+
+    def _build(self, t, k):
+        self._set((), lambda: f"Fd({t.skey}/{k.skey})")
+
+    def normal_form(self, nz: N.Normalizer, idx, env) -> N.NF:
+        return floor_div(nz, nz.norm(self.t, (), env), self.k)
+
+
 # -- atoms --------------------------------------------------------------------------------
 
 def _size(s: N.TensorNF) -> Poly:
@@ -118,6 +138,44 @@ class PermEqA(N.Atom):
 
     def derive(self, nz, var, P):
         return _derive(nz, self.s, var, P)
+
+
+class DivA(N.Atom):
+    """``floor(u / k)``, ``k >= 1`` a size expression; integer-valued."""
+
+    def _build(self, u, k):
+        self._set(f"fdiv:{u.skey}/{k.skey}", integer=True)
+
+    def derive(self, nz, var, P):
+        raise N.NotDifferentiable("floor division of a term that depends on the variable")
+
+
+def floor_div(nz: N.Normalizer, u: N.NF, k: Poly) -> N.NF:
+    """``floor(u / k)``: an integer expression's floor division, else the atom."""
+    whole = [_as_poly(m) for m, c in u.terms if Fraction(c).denominator == 1]
+    if len(whole) == len(u.terms) and None not in whole:
+        return nz.int_value(floordiv(sum((p * int(c) for p, (m, c) in zip(whole, u.terms)), Poly.const(0)), k))
+    return N.nf_atom(DivA(u, k))
+
+
+def _decide_div(nz: N.Normalizer, atom: DivA, c: int, r: Poly):
+    """``[c floor(v / d) + r >= 0]`` (``c = +-1``) from the range ``[lo, hi]`` of ``v = +-P[a] + s``
+    (``floor_div_range``): ``floor(v/d) >= m`` iff ``v >= m d``, ``floor(v/d) <= m`` iff ``v < (m + 1) d``."""
+    split = _split(atom.u) if "perm" in atom.u.skey else None
+    if split is None:
+        return None
+    perm, k, s = split
+    top = _size(perm.s) - 1
+    lo, hi = (s, s + top) if k == 1 else (s - top, s)
+    d = atom.k
+    if c == 1:           # floor(v/d) >= -r ?
+        yes, no = nonneg(lo + r * d), nonneg(-(hi + r * d) - 1)
+    else:                # floor(v/d) <= r ?
+        yes, no = nonneg((r + 1) * d - 1 - hi), nonneg(lo - (r + 1) * d)
+    if yes or no:
+        nz.use("floor_div_range")
+        return N.ONE if yes else N.ZERO
+    return None
 
 
 def _outside(p: Poly, n: Poly) -> bool:
@@ -160,12 +218,12 @@ def _as_poly(m: N.Mono) -> Poly | None:
     return out
 
 
-def _split(u: N.NF):
-    """``(atom, k, r)`` when ``u = k * atom + r`` for one permutation atom, ``k = +-1``
-    and ``r`` an integer expression; else None."""
+def _split(u: N.NF, cls=None):
+    """``(atom, k, r)`` when ``u = k * atom + r`` for one permutation atom (or one atom of
+    ``cls``), ``k = +-1`` and ``r`` an integer expression; else None."""
     atom, k, r = None, 0, Poly.const(0)
     for m, c in u.terms:
-        if len(m.factors) == 1 and isinstance(m.factors[0][0], PermA) and m.factors[0][1] == 1:
+        if len(m.factors) == 1 and isinstance(m.factors[0][0], cls or PermA) and m.factors[0][1] == 1:
             if atom is not None or c not in (1, -1):
                 return None
             atom, k = m.factors[0][0], int(c)
@@ -180,6 +238,8 @@ def _split(u: N.NF):
 def decide_ge(nz: N.Normalizer, u: N.NF):
     """``[u >= 0]`` for an integer-valued ``u = +-P[a] + r``, decided by the range of
     ``P[a]`` when ``r`` puts it on one side; else None."""
+    if "fdiv:" in u.skey and (split := _split(u, DivA)) is not None:
+        return _decide_div(nz, *split)
     split = _split(u) if "perm" in u.skey else None
     if split is None:
         return None
@@ -201,6 +261,12 @@ def int_eq(nz: N.Normalizer, u: N.NF) -> N.NF:
     c = u.const()
     if c is not None:
         return N.ONE if c == 0 else N.ZERO
+    div = _split(u, DivA) if "fdiv:" in u.skey else None
+    if div is not None and div[0].u.integer:
+        atom, k, r = div           # [floor(v / d) == b] = sum_{q < d} [v == b d + q] for an integer v
+        nz.use("floor_div_eq")
+        q = fresh_index(atom.k)
+        return nz.sum([q], int_eq(nz, nz.sub(atom.u, nz.int_value(-r * k * atom.k + Poly.sym(q)))))
     split = _split(u)
     if split is None:
         whole = [_as_poly(m) for m, c in u.terms if Fraction(c).denominator == 1]
@@ -315,12 +381,18 @@ _r("perm_functional", "[t == b][t == c] = [t == b][b == c] for one entry t = P[a
 _r("perm_injective", "a, c in [0, n)  ->  [P[a] == b][P[c] == b] = [P[a] == b][a == c] for P = argsort(s)",
    "A permutation is injective on [0, n). Precondition, enforced by merge_eqs: the forward permutation, "
    "both positions provably in range.")
+_r("floor_div_eq", "[floor(v / d) == b] = sum_{q < d} [v == b d + q] for an integer-valued v and d >= 1",
+   "floor(v / d) = b exactly when b d <= v <= b d + d - 1, that is v = b d + q for one q in [0, d). "
+   "Precondition, enforced by int_eq: v's normal form is integer-valued.")
+_r("floor_div_range", "floor(v / d) >= m iff v >= m d;  floor(v / d) <= m iff v < (m + 1) d  (d >= 1, m integer)",
+   "Monotonicity of the floor; applied with the range of a permutation entry v (perm_range).")
 _r("deriv_argsort", "d argsort(s)[a] = 0 where the entries of s are pairwise distinct (and s is differentiable)",
    "Off ties every s_c - s_d (c != d) keeps its sign near the point (s is continuous there: its own "
    "conditions are recorded), so the order is locally constant. Precondition, recorded as the condition "
    "n + 1/2 - #{(c, d) : s_c = s_d} > 0 (only the n diagonal pairs tie), like the max's unique argmax.")
 
 N._RENORMALIZE[PermA] = _renorm_perm
+N._RENORMALIZE[DivA] = floor_div
 N._RENORMALIZE[PermEqA] = _renorm_eq
 N.Normalizer.decide_ge = staticmethod(decide_ge)
 N.Normalizer.sum_count = staticmethod(sum_count)
@@ -337,6 +409,7 @@ def _reify_perm(a: PermA) -> T.Term:
 
 
 R._ATOMS[PermA] = _reify_perm
+R._ATOMS[DivA] = lambda a: IntDiv(R.reify(a.u), a.k)
 R._ATOMS[PermEqA] = lambda a: IntEq(_reify_perm(PermA(a.s, a.a, a.inv)), a.b)
 
-__all__ = ["Argsort", "IntEq"]
+__all__ = ["Argsort", "IntEq", "IntDiv"]

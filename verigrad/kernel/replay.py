@@ -19,7 +19,7 @@ import sys
 from fractions import Fraction
 
 from . import terms as T
-from .permutation import Argsort, IntEq
+from .permutation import Argsort, IntDiv, IntEq
 from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, floordiv
 from .theorem import (Condition, Theorem, _gc_paused, abstract, assume, at_elim, define, discharge, index,
                       instantiate, prove_equal, refl, rewrite, symm, trans)
@@ -28,7 +28,7 @@ FORMAT, VERSION = "verigrad-proof-trace", 1
 
 TERMS = {c.__name__: c for c in (T.Var, T.Num, T.Const, T.IntVal, T.Index, T.Lamda, T.Add, T.Mul, T.Pow, T.Func,
                                  T.Sum, T.ReduceMax, T.Delta, T.IntCond, T.RealCond, T.Apply, T.Deriv, T.Named,
-                                 T.Vjp, T.At, Argsort, IntEq)}
+                                 T.Vjp, T.At, Argsort, IntEq, IntDiv)}
 
 
 class TraceError(KernelError):

@@ -10,7 +10,7 @@ from fractions import Fraction
 from contextlib import contextmanager
 
 from verigrad.kernel import terms as T
-from verigrad.kernel.permutation import Argsort, IntEq
+from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
 from verigrad.kernel.sizes import Poly, poly_str
 
 # Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
@@ -271,6 +271,8 @@ def _text(t):
         return f"argsort({text(t.s)})", 5
     if isinstance(t, IntEq):
         return f"[{text(t.t)} == {_idx(t.p)}]", 5
+    if isinstance(t, IntDiv):
+        return f"floor({text(t.t)} / {_idx(t.k)})", 5
     if isinstance(t, T.Apply):
         return f"{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
     if isinstance(t, T.Vjp):
@@ -391,6 +393,8 @@ def _latex(t):
         return r"\operatorname{argsort}\left(" + latex(t.s) + r"\right)", 5
     if isinstance(t, IntEq):
         return rf"\mathbb{{1}}\left[{latex(t.t)} = {_lpoly(t.p)}\right]", 5
+    if isinstance(t, IntDiv):
+        return rf"\left\lfloor {latex(t.t)} / {_lpoly(t.k)} \right\rfloor", 5
     if isinstance(t, T.Apply):
         return _name(t.fn.name) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
     if isinstance(t, T.Vjp):
