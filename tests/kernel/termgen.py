@@ -602,7 +602,18 @@ def permutation(rng: random.Random):
 
     def gather(vec, pm):
         return Lamda([i], Sum(j, IntEq(pm[i], j) * vec[j]))
-    form = rng.randrange(4)
+    form = rng.randrange(6)
+    if form == 4:       # floor division (top-k routing): an equality is a sum of d equalities, for integers
+        from verigrad.kernel import IntDiv
+        src, d = rng.choice([perm, w.lab]), rng.randint(1, 3)
+        c = rng.randint(0, 1)
+        lhs = IntEq(IntDiv(src[w.k], d), c)
+        r = sum((IntEq(src[w.k], c * d + q) for q in range(d if kind == "same" else d - 1)), Num(0))
+        return lhs, r, kind, w
+    if form == 5:       # the range of a floor division of an entry
+        from verigrad.kernel import IntDiv
+        t = g.expr([w.k], 1, diff=False)
+        return RealCond(IntDiv(perm[w.k], 2) - (0 if kind == "same" else 1), ">=") * t, t, kind, w
     if form == 0:       # route, then unroute
         return gather(gather(v, perm), wrong)[w.k], v[w.k], kind, w
     if form == 1:       # the transpose of a gather: a scatter-add, or the gather by the inverse

@@ -265,8 +265,11 @@ def int_eq(nz: N.Normalizer, u: N.NF) -> N.NF:
     if div is not None and div[0].u.integer:
         atom, k, r = div           # [floor(v / d) == b] = sum_{q < d} [v == b d + q] for an integer v
         nz.use("floor_div_eq")
+        b = -r * k * atom.k
+        if atom.k.is_const() and atom.k.const_value() <= 16:     # a few terms: written out
+            return nz.add(*(int_eq(nz, nz.sub(atom.u, nz.int_value(b + q))) for q in range(atom.k.const_value())))
         q = fresh_index(atom.k)
-        return nz.sum([q], int_eq(nz, nz.sub(atom.u, nz.int_value(-r * k * atom.k + Poly.sym(q)))))
+        return nz.sum([q], int_eq(nz, nz.sub(atom.u, nz.int_value(b + Poly.sym(q)))))
     split = _split(u)
     if split is None:
         whole = [_as_poly(m) for m, c in u.terms if Fraction(c).denominator == 1]
