@@ -79,3 +79,23 @@ def test_a_masked_softmax_denominator_is_positive_only_along_the_assumed_axis():
     # rows assumed alive along the other axis: a row along -1 may be masked throughout
     cert = verigrad.certify(f, shapes, assume=["any(mask, 0)"], search_seconds=2)
     assert cert.status != "PROVED", cert.detail
+
+
+def test_ties_must_be_of_analytic_entries():
+    """A ``> 0`` condition off ties is accepted when the compared entries are analytic
+    (maxima of them included), not when they are piecewise: the ties of max(x, -100)
+    fill the region where every entry is below -100."""
+    from fractions import Fraction
+    from verigrad.certify.conditions import tie_piecewise_part
+    from verigrad.kernel import IndexVar, Num, RealCond, ReduceMax, SizeSym, Sum, Var
+    n = SizeSym("n")
+    x = Var("x", (n,))
+    b, c = IndexVar("b", n), IndexVar("c", n)
+
+    def ties(s):            # 3/2 - #{b: s_b = max s} > 0, the max's condition
+        return Num(Fraction(3, 2)) - Sum(b, RealCond(s(b) - ReduceMax(c, s(c)), ">="))
+
+    assert tie_piecewise_part(ties(lambda i: x[i])) is None
+    assert tie_piecewise_part(ties(lambda i: x[i] * x[i] + Num(1))) is None
+    clipped = lambda i: x[i] * RealCond(x[i] + Num(100), ">") - Num(100) * RealCond(x[i] + Num(100), "<=")  # noqa: E731
+    assert tie_piecewise_part(ties(clipped)) is not None

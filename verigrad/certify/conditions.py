@@ -19,9 +19,12 @@ piecewise form is accepted because it is positive outright: a masked softmax's
 denominator, a sum of positive terms times a mask whose rows are assumed to have a true
 entry (``--assume "any(mask, -1)"``).
 
-A ``u > 0`` condition is where the forward is defined (the base of a log or a
-fractional power): it is sampled at inputs where JAX's forward is finite, and a theorem
-whose condition fails at such an input is not reported PROVED.
+A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``) or where the
+forward is defined (the base of a log or a fractional power). What it compares or
+bounds must be real-analytic too (maxima of analytic entries allowed: their ties are
+then of measure zero unless two entries agree identically, which random inputs show);
+it is sampled at inputs where JAX's forward is finite, and a theorem whose condition
+fails at such an input is not reported PROVED.
 
 ``failing(theorem, sample, plans)`` returns the first condition not accepted, described,
 or None.
@@ -76,12 +79,46 @@ def piecewise_part(t: T.Term) -> T.Term | None:
     return t                    # RealCond, ReduceMax, Apply, Deriv, At, ...: not shown analytic
 
 
-def _first_piecewise(terms):
+def _first_piecewise(terms, part=None):
     for a in terms:
-        bad = piecewise_part(a)
+        bad = (part or piecewise_part)(a)
         if bad is not None:
             return bad
     return None
+
+
+def tie_piecewise_part(t: T.Term) -> T.Term | None:
+    """For a ``> 0`` condition: the first subterm that keeps its failure set from being
+    shown null. Such a condition counts ties (``3/2 - #{b: x_b = max x} > 0`` off a
+    max's ties, pairs of equal entries off an argsort's) or bounds a base. Its
+    comparisons are allowed, but what they compare must be real-analytic, maxima of
+    real-analytic entries included: the ties of ``max(x, -100)`` fill the region where
+    every entry is below -100, which no sample reaches."""
+    if isinstance(t, T.RealCond):
+        return _compared_part(t.t)
+    if type(t).__name__ == "IntEq":          # verigrad.kernel.permutation's [t == p]
+        return _compared_part(t.t)
+    if isinstance(t, _ENTRYWISE_CONSTANT):
+        return None
+    if isinstance(t, (T.Add, T.Mul)):
+        return _first_piecewise(t.terms, tie_piecewise_part)
+    if isinstance(t, T.Pow):
+        return tie_piecewise_part(t.base)
+    if isinstance(t, (T.Sum, T.Lamda)):
+        return tie_piecewise_part(t.body)
+    return piecewise_part(t)
+
+
+def _compared_part(t: T.Term) -> T.Term | None:
+    if isinstance(t, T.ReduceMax):
+        return piecewise_part(t.body)
+    if isinstance(t, (T.Add, T.Mul)):
+        return _first_piecewise(t.terms, _compared_part)
+    if isinstance(t, T.Pow):
+        return _compared_part(t.base)
+    if isinstance(t, (T.Sum, T.Lamda)):
+        return _compared_part(t.body)
+    return piecewise_part(t)
 
 
 def positive_by_assumption(t: T.Term, alive: dict) -> bool:
@@ -123,8 +160,11 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     if not conds:
         return None
     for c in conds:
-        bad = piecewise_part(c.term) if c.kind in ("nonzero", "offkink") else None
-        if bad is not None and not positive_by_assumption(c.term, alive or {}):
+        if c.kind in ("nonzero", "offkink"):
+            bad = None if positive_by_assumption(c.term, alive or {}) else piecewise_part(c.term)
+        else:
+            bad = tie_piecewise_part(c.term)
+        if bad is not None:
             return (f"the side condition {c} is not shown to fail only on a set of measure zero: {bad} "
                     "makes it piecewise, and a piecewise quantity can vanish on a whole region")
     seen = set()            # the nonzero conditions evaluated at least once: not identically 0

@@ -831,7 +831,11 @@ class Normalizer:
     def carrier(self, a):
         """``(M, T, b)`` when ``a`` is a sum ``sum_{b, ..} T_b g(b, ..)`` with ``T_b`` a factor of its body that says
         the maximum ``M`` is attained at the binder ``b`` (of the range of M's own binder);
-        ``(M, a, None)`` when ``a`` is such a ``T_p`` itself; else None."""
+        ``(M, a, None)`` when ``a`` is such a ``T_p`` itself; else None. ``M`` must not
+        depend on the sum's binders: a maximum that does (a row's maximum, summed over
+        rows) is another maximum for each value of them, with an argmax of its own, and
+        two sums' atoms spelled alike (binders are named canonically) would be different
+        maxima once the sums are opened."""
         if isinstance(a, RIndA):
             got = self.top(a)
             return (got[0], a, None) if got else None
@@ -842,7 +846,8 @@ class Normalizer:
             for f, _ in a.m.factors:
                 got = self.top(f)
                 b = _the_index(got[1]) if got else None
-                if b is not None and b in a.binders and b.size is got[0].b.size:
+                if b is not None and b in a.binders and b.size is got[0].b.size \
+                        and not (got[0].ivars & set(a.binders)):
                     found = (got[0], f, b)
                     break
             self._tops[("carrier", a)] = found
