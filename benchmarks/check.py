@@ -4,8 +4,9 @@ at most 30 % of the time proving took, per trace).
 For every theorem of the library, every ``examples/certify`` function and a selection of
 zoo layers, the claim is proved in a fresh child process (forked from a parent that has
 imported verigrad but proved nothing, so the kernel's caches start cold) and its trace
-written; then the trace is replayed in another fresh child that has loaded only the
-kernel. Proving is what a user waits for (the proof script and its tactics; tracing,
+written; then the trace is replayed as ``verigrad check`` replays it: in a fresh Python
+process that loads only the kernel (a child forked from the parent would carry all of
+verigrad and JAX, whose pages it copies as it touches them). Proving is what a user waits for (the proof script and its tactics; tracing,
 import, translation validation and the kernel for certify); replaying is the kernel's
 rules alone, with the untrusted search's choices read back from the trace. Both are
 medians of RUNS runs; the table shows the ratio replay / prove per trace, the median
@@ -100,22 +101,43 @@ def prove_layer(name, out):
 
 # -- replaying (in a child that loads only the kernel) -------------------------------------------
 
+# As ``verigrad check`` boots: a bare ``verigrad`` package (its __init__, which loads the
+# printer and the untrusted search, is not run), then the kernel's replay only.
+REPLAY = r"""
+import json, sys, time, types
+pkg = types.ModuleType("verigrad")
+pkg.__path__ = [sys.argv[2]]
+sys.modules["verigrad"] = pkg
+from verigrad.kernel.replay import replay
+t0 = time.perf_counter()
+with open(sys.argv[1]) as f:
+    claims = replay(json.load(f))
+seconds = time.perf_counter() - t0
+leaked = [m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel")]
+print(json.dumps({"seconds": seconds, "claims": len(claims), "leaked": leaked + ["jax"] * ("jax" in sys.modules)}))
+"""
+
+
 def replay_trace(path):
-    from verigrad.kernel.replay import replay
-    t0 = time.perf_counter()
-    with open(path) as f:
-        claims = replay(json.load(f))
-    seconds = time.perf_counter() - t0
-    if not claims:
+    """Seconds to read and replay the trace in a fresh process that loads only the kernel
+    (as ``verigrad check`` does), and the modules beyond the kernel it loaded."""
+    import subprocess
+    out = subprocess.run([sys.executable, "-I", "-c", REPLAY, path, str(ROOT / "verigrad")], capture_output=True,
+                         text=True)
+    if out.returncode:
+        raise RuntimeError(f"{path}: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if not got["claims"]:
         raise RuntimeError(f"{path}: no claims")
-    leaked = [m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel")]
-    return seconds, leaked
+    return got["seconds"], got["leaked"]
 
 
 def measure(kind, name, prove, arg, tmp):
     out = str(Path(tmp) / f"{kind}-{name}.json")
     proving = statistics.median(forked(prove, arg, out) for _ in range(RUNS))
-    runs = [forked(replay_trace, out) for _ in range(RUNS)]
+    runs = [replay_trace(out) for _ in range(RUNS)]
+    if leaked := sorted({m for _, ms in runs for m in ms}):
+        raise RuntimeError(f"the replay loaded more than the kernel: {leaked}")
     replaying = statistics.median(s for s, _ in runs)
     return kind, name, proving, replaying, Path(out).stat().st_size
 
