@@ -398,6 +398,33 @@ def test_segment_sum_by_scatter_add():
     genuine(cert, clamped, shapes, ["x", "idx"])
 
 
+def _per_expert(x, expert, w):
+    return jnp.einsum("nd,ndm->nm", x, w[expert])
+
+
+def _per_expert_bwd(r, dy):
+    x, expert, w = r
+    return (jnp.einsum("nm,ndm->nd", dy, w[expert]), None,
+            jnp.zeros_like(w).at[expert].add(jnp.einsum("nd,nm->ndm", x, dy)))
+
+
+def test_expert_ids_assumed_in_range():
+    """``--assume "0 <= expert < k"``: each token through its expert's weight, ``w[expert]``;
+    dw is the scatter-add over the ids. Past the end the gather clamps where the
+    scatter-add drops (so dw is REFUTED without the assumption); in range it is PROVED."""
+    f = vjp(_per_expert, _per_expert_bwd)
+    shapes = {"x": "n, d", "expert": "n:int32", "w": "k, d, m"}
+    cert = verigrad.certify(f, shapes)
+    assert cert.status == "REFUTED" and cert.wrt["w"].status == "REFUTED"
+    assert max(cert.counterexample.inputs["expert"]) >= cert.counterexample.sizes["k"] or \
+        min(cert.counterexample.inputs["expert"]) < -cert.counterexample.sizes["k"]
+    cert = verigrad.certify(f, shapes, assume="0 <= expert < k")
+    assert cert.status == "PROVED", cert.detail
+    assert any("assumes 0 <= expert < k" in c for c in cert.side_conditions)
+    with pytest.raises(verigrad.VerigradError, match="array of integers"):
+        verigrad.certify(f, shapes, assume="0 <= x < k")
+
+
 def test_sort_activation_is_proved_off_ties():
     right = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     right.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))

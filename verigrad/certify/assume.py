@@ -15,6 +15,10 @@ every input satisfying the assumption, and nothing about the others:
                                    of integer labels)
 ``t >= c``, ``t > c``              ``t = c + P``, ``P`` non-negative (positive)
 ``t <= c``, ``t < c``              ``t = c - P``, ``P`` non-negative (positive)
+``0 <= e < k`` (integers)          ``e[I] = floor(argsort(z)[p(I)] / N)``, ``p`` the row-major
+                                   position, ``N`` the entries of ``e``, ``z`` a real vector
+                                   of length ``N k``: exactly the arrays with entries in
+                                   ``[0, k)`` (``k`` an integer expression of sizes)
 ``permutation(idx)`` (integers)    ``idx = argsort(P)``, ``P`` a real vector: every
                                    permutation of ``[0, n)`` is one (the kernel knows it
                                    is a permutation; inputs are drawn so)
@@ -34,9 +38,9 @@ import ast
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verigrad.kernel import Argsort, Delta, IntCond, IntVal, Lamda, Num, Sum, Var
+from verigrad.kernel import Argsort, Delta, Index, IntCond, IntDiv, IntVal, Lamda, Num, Sum, Var
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import Poly
+from verigrad.kernel.sizes import Poly, nonneg
 
 from .obligations import BadInput
 
@@ -68,9 +72,13 @@ def parse(text: str) -> Assumption:
         if len(tree.args) != 1 or tree.keywords or not isinstance(tree.args[0], ast.Name):
             raise BadInput(f"--assume {text!r}: permutation() takes one argument's name")
         return Assumption(text, tree.args[0].id, "perm")
+    if isinstance(tree, ast.Compare) and len(tree.ops) == 2 and isinstance(tree.comparators[0], ast.Name) \
+            and isinstance(tree.left, ast.Constant) and tree.left.value == 0 \
+            and isinstance(tree.ops[0], ast.LtE) and isinstance(tree.ops[1], ast.Lt):
+        return Assumption(text, tree.comparators[0].id, "range", value=_constant(tree.comparators[1], text))
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
         raise BadInput(f"--assume {text!r}: expected a comparison such as 'sum(targets, -1) == 1' or 'x >= 0', "
-                       "'any(mask, -1)' or 'permutation(idx)'")
+                       "'0 <= idx < k', 'any(mask, -1)' or 'permutation(idx)'")
     left, op, right = tree.left, tree.ops[0], tree.comparators[0]
     rel = {ast.Eq: "==", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=", ast.Lt: "<"}.get(type(op))
     if rel is None:
@@ -198,6 +206,18 @@ def apply(assumptions: list, ob) -> dict:
             hyps.append(f"assumes {a.text} ({a.name} = argsort({P.name}): every permutation of "
                         f"[0, {var.shape[0]!r}) is the argsort of some real vector)")
             continue
+        if a.kind == "range":
+            if spec.kind != "int" or not var.shape or var in out:
+                raise BadInput(f"--assume {a.text!r}: '0 <= idx < k' is for an array of integers (one assumption "
+                               "per argument)")
+            k = _size_poly(a.value, sizes, a.text)
+            R, z, N = _range_model(var, k)
+            out[var] = (R, [z], a.text)
+            ob.domain.derived[var] = R
+            ob.domain.model_vars.append(z)
+            hyps.append(f"assumes {a.text} ({a.name} at row-major position p is floor(argsort({z.name})[p] / "
+                        f"{N!r}): every array with entries in [0, {k!r}) is one)")
+            continue
         if spec.kind != "real":
             raise BadInput(f"--assume {a.text!r}: {a.name} is {spec.dtype}; this form is for real arguments")
         if var in out:
@@ -226,6 +246,28 @@ def apply(assumptions: list, ob) -> dict:
         hyps.append(f"assumes {a.text} ({how})")
     ob.hypotheses = hyps
     return out
+
+
+def _size_poly(node, sizes: dict, text: str) -> Poly:
+    """A bound that is an integer expression of sizes (``k``, ``2*k``, ``8``)."""
+    from verigrad.frontends import jaxpr_scalar as S
+    p = S.int_poly(_value_term(node, sizes, text))
+    if p is None or not nonneg(p - 1):
+        raise BadInput(f"--assume {text!r}: the bound must be an integer expression of sizes, >= 1")
+    return p
+
+
+def _range_model(var: Var, k: Poly):
+    """``var[I] = floor(argsort(z)[f(I)] / N)``, ``f`` the row-major position, ``N`` the
+    entries of ``var``, ``z`` a free real vector of length ``N k``: each value lies in
+    ``[0, k)``, and every array with entries there is one (``z`` ordering positions
+    ``e[I] N + f(I)`` first)."""
+    N, f = Poly.const(1), Poly.const(0)
+    idx = [T.IndexVar(f"i{j}", s) for j, s in enumerate(var.shape)]
+    for i, s in zip(idx, var.shape):
+        f, N = f * s + Poly.sym(i), N * s
+    z = Var(f"{var.name}_keys", (N * k,))
+    return Lamda(idx, IntDiv(Index(Argsort(z), (f,)), N)), z, N
 
 
 def _sum_model(P: Var, axis: int, c: T.Term) -> T.Term:
