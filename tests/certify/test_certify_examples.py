@@ -32,12 +32,15 @@ MUTANTS = {
                          "return (dy * (1 - jnp.tanh(z) ** 2),)"),
     "moe_route": ("the cotangent unrouted by the permutation instead of its inverse", "dh = dy[order]",
                   "dh = dy[inverse]"),
+    "moe_experts": ("each expert's gradient averaged over the tokens instead of summed",
+                    'jnp.einsum("nd,nm->ndm", x, dy))', 'jnp.einsum("nd,nm->ndm", x, dy) / x.shape[0])'),
     "sort_activation": ("the cotangent gathered by the sort order instead of the ranks",
                         "take_along_axis(dy, rank, axis=-1)", "take_along_axis(dy, order, axis=-1)"),
 }
 # claims that hold only off a kink or under an assumption say so
 CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "every entry of labels lies in [0, k)",
-              "soft_cross_entropy": "assumes sum(targets, -1) == 1", "sort_activation": "1/2 + k - Sum"}
+              "soft_cross_entropy": "assumes sum(targets, -1) == 1", "sort_activation": "1/2 + k - Sum",
+              "moe_experts": "assumes 0 <= expert < k"}
 
 
 def test_every_example_has_a_mutant_and_a_command_line():
