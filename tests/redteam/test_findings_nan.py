@@ -1,0 +1,44 @@
+"""Red-team finding RT-3 (false PROVED through certify): a backward that JAX/XLA
+computes as NaN where the forward is finite is PROVED.
+
+Forward ``2 x``; backward ``2 g + 0 * log(x)`` (or ``2 g + 0 * (1 / (x - x))``). The
+kernel's total conventions (``log x = log |x|``, ``0^-1 = 0``) make the imported
+backward ``2 g`` = J^T dy, so the kernel's theorem is true of the *term*; but XLA
+computes NaN for every ``x < 0`` (everywhere for the ``1 / (x - x)`` form), where the
+forward is finite and the claim is supposed to cover. Translation validation
+(``validate._compare``) skips entries where JAX's value is not finite, and nothing
+checks that the backward is finite where the forward is, so ``verigrad certify``
+reports PROVED for a backward that returns NaN on half (or all) of its domain.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import verigrad
+
+
+def _f(nan_everywhere: bool):
+    f = jax.custom_vjp(lambda x: x * 2.0)
+
+    def bwd(x, g):
+        junk = 1.0 / (x - x) if nan_everywhere else jnp.log(x)
+        return (g * 2.0 + 0.0 * junk,)
+    f.defvjp(lambda x: (x * 2.0, x), bwd)
+    return f
+
+
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_rt3_the_backward_is_nan_where_the_forward_is_finite(everywhere):
+    x = jnp.array([-1.0, 2.0, -3.0])
+    got = np.asarray(jax.vjp(_f(everywhere), x)[1](jnp.ones(3))[0])
+    assert np.all(np.isfinite(np.asarray(_f(everywhere)(x))))
+    assert np.isnan(got[0]) and np.isnan(got[2])
+
+
+@pytest.mark.xfail(strict=True, reason="RT-3: a backward that is NaN where the forward is finite is PROVED "
+                                       "(validation ignores non-finite JAX values; the kernel's 0^-1 = 0, log|x|)")
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_rt3_nan_backward_is_not_proved(everywhere):
+    cert = verigrad.certify(_f(everywhere), shapes={"x": "n"})
+    assert cert.status != "PROVED"
