@@ -161,6 +161,10 @@ def main(argv=None) -> int:
     process = argv is None
     if process:
         gc.set_threshold(*GC_THRESHOLDS)
+        # XLA's C++ INFO lines ("PjRt-IFRT device count ...") reach stderr when jaxlib's
+        # MLIR bindings load before the first device (train, predict): warnings and
+        # errors still show; an explicit TF_CPP_MIN_LOG_LEVEL wins
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     try:
         with stop_on_interrupt():
             return _main(argv)
