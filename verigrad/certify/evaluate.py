@@ -8,6 +8,7 @@ must agree, which is what the soundness tests and the counterexample search rely
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from fractions import Fraction
 
@@ -148,16 +149,34 @@ def evaluate_many(terms, sizes: dict, values: dict, functions: dict | None = Non
     from .vectorized import Vectorized, supports
     fast = Vectorized(sizes, values, batch)
     out = []
-    for t in terms:
-        if supports(t):
-            out.append(fast.tensor(t))
-        elif batch is None:
-            out.append(_Eval(sizes, values, functions or {}).tensor(t, {}))
-        else:   # entry by entry, draw by draw
-            ev = [_Eval(sizes, {v: a[b] for v, a in values.items()}, functions or {}).tensor(t, {})
-                  for b in range(batch)]
-            out.append(np.stack([np.asarray(e, dtype=np.float64) for e in ev]))
+    with _one_blas_thread():
+        for t in terms:
+            if supports(t):
+                out.append(fast.tensor(t))
+            elif batch is None:
+                out.append(_Eval(sizes, values, functions or {}).tensor(t, {}))
+            else:   # entry by entry, draw by draw
+                ev = [_Eval(sizes, {v: a[b] for v, a in values.items()}, functions or {}).tensor(t, {})
+                      for b in range(batch)]
+                out.append(np.stack([np.asarray(e, dtype=np.float64) for e in ev]))
     return out
+
+
+_blas = None
+
+
+def _one_blas_thread():
+    """BLAS limited to one thread while terms are evaluated: their products are small,
+    and OpenBLAS's threads, waiting for each other on a busy machine, made each one some
+    hundred times slower (a ViT block's translation validation spent seconds there)."""
+    global _blas
+    if _blas is None:
+        try:
+            from threadpoolctl import ThreadpoolController     # scikit-learn's dependency
+            _blas = ThreadpoolController()
+        except ImportError:
+            _blas = False
+    return _blas.limit(limits=1, user_api="blas") if _blas else contextlib.nullcontext()
 
 
 class _Eval:
