@@ -425,6 +425,33 @@ def test_expert_ids_assumed_in_range():
         verigrad.certify(f, shapes, assume="0 <= x < k")
 
 
+def _top2(x):
+    return jax.lax.top_k(x, 2)[0]
+
+
+def _top2_bwd(swap):
+    def bwd(r, g):
+        idx = jax.lax.top_k(r[0], 2)[1]
+        idx = idx[..., ::-1] if swap else idx
+        return (jnp.sum(jax.nn.one_hot(idx, r[0].shape[-1]) * g[..., None], axis=-2),)
+    return bwd
+
+
+def test_top_k_values_backward():
+    """``lax.top_k``: the first k of the stable argsort of -x; the VJP of its values puts
+    each cotangent at its index (one_hot of the indices, or a scatter-add), off ties."""
+    right, wrong = vjp(_top2, _top2_bwd(False)), vjp(_top2, _top2_bwd(True))
+    scatter = vjp(_top2, lambda r, g: (jnp.zeros_like(r[0]).at[jnp.arange(r[0].shape[0])[:, None],
+                                                              jax.lax.top_k(r[0], 2)[1]].add(g),))
+    for f in (right, scatter):
+        cert = verigrad.certify(f, {"x": "n, d+1"})
+        assert cert.status == "PROVED", cert.detail
+        assert any("Sum" in c for c in cert.side_conditions)         # off ties
+    cert = verigrad.certify(wrong, {"x": "n, d+1"})
+    assert cert.status == "REFUTED"
+    genuine(cert, wrong, {"x": "n, d+1"}, ["x"])
+
+
 def test_sort_activation_is_proved_off_ties():
     right = jax.custom_vjp(lambda x: jnp.sort(x, -1))
     right.defvjp(_sort_fwd, lambda idx, g: (jnp.take_along_axis(g, jnp.argsort(idx, -1), -1),))

@@ -45,6 +45,8 @@ SAMPLERS = {
     "uwide": lambda shape, rng: rng.integers(0, 2 ** 32, shape).astype(np.float64),
     "bool": lambda shape, rng: rng.standard_normal(shape),
     "ties": lambda shape, rng: rng.choice(np.array([-1.0, -0.0, 0.0, 1.0, 2.5]), shape),   # sorts with ties
+    # top_k ranks 0.0 above -0.0 (one real): ties without signed zeros
+    "ties0": lambda shape, rng: rng.choice(np.array([-1.0, 0.0, 1.0, 2.5]), shape),
 }
 
 
@@ -312,6 +314,9 @@ CASES = [
     ("sort of an operand that may be NaN, by a finite key", {"sort", "is_finite"},
      lambda x, y: (jnp.isfinite(lax.sort((x, jnp.log(y)), 1, num_keys=1)[1]), lax.sort((x, jnp.log(y)), 1, num_keys=1)[1],
                    jnp.isfinite(jnp.take_along_axis(jnp.log(y), jnp.argsort(x, 1), 1))), [X, Y], {"x": "ties"}, {}),
+    ("top_k with ties, the lower index first", {"top_k"},
+     lambda x, k: (lax.top_k(x, 1), lax.top_k(x, 2), lax.top_k(k[:, None] * 1, 1)),
+     [ArgSpec("x", ("n", "d+1")), K], {"x": "ties0", "k": "tiny"}, {}),
     ("sort of integer data with repeats", {"sort"}, lambda k: (jnp.sort(k), jnp.argsort(k), jnp.argsort(-k)),
      [K], {"k": "tiny"}, {}),
     ("floor_divide and remainder of integer data by a size", {"jit"},

@@ -14,6 +14,7 @@ naming the primitive (``docs/primitives.md``):
                  out of range) + [t not in range] fill
     scatter-add: out[J] = z[J] + sum_G prod_k [t_k(G) == J_k] u[G, J_window]   (FILL_OR_DROP drops
                  an update whose index is off the operand; CLIP clamps as above)
+    top_k:       the first k of the stable argsort of -x (ties: the lower index first)
     floor_divide, remainder (jit calls) of integer data by a size k >= 1: the kernel's IntDiv,
                  floor(t / k), and t - k floor(t / k)
 
@@ -129,6 +130,38 @@ def _sort(ctx, eqn, *ops):
         f = facts(ctx, op)
         _note(ctx, o, Facts(f.risk, f.sign, f.integral, f.origin, (lambda k=k: fin(k)) if f.risk else None), ops)
     return outs
+
+
+@rule("top_k")
+def _top_k(ctx, eqn, x):
+    """The k largest entries along ``axis`` and their indices: the first k of the stable
+    argsort of ``-x`` (ties: the lower index first, as XLA). Signed zeros are one real:
+    XLA ranks 0.0 above -0.0, the model ties them (by index)."""
+    _accept(ctx, [x], FINITE, "top_k orders NaN and infinities")
+    axis = eqn.params.get("axis", len(x.shape) - 1)
+    axis = axis % len(x.shape)
+    n = x.shape[axis]
+    lines: dict = {}
+
+    def perm(idx):
+        other = idx[:axis] + idx[axis + 1:]
+        if other not in lines:
+            j, pj = _fresh(n, "j")
+            lines[other] = Argsort(Lamda([j], S.neg(x.at(idx[:axis] + (pj,) + idx[axis + 1:]))))
+        return lines[other]
+
+    vshape, vkind = _out(ctx, eqn, 0)
+    ishape, ikind = _out(ctx, eqn, 1)
+
+    def value(idx):
+        j, pj = _fresh(n, "j")
+        return Sum(j, S.mul(IntEq(Index(perm(idx), (idx[axis],)), pj), x.at(idx[:axis] + (pj,) + idx[axis + 1:])))
+    values = Tensor(vshape, value, vkind)
+    indices = Tensor(ishape, lambda idx: Index(perm(idx), (idx[axis],)), ikind)
+    fx = facts(ctx, x)
+    _note(ctx, values, Facts(FINITE, fx.sign, fx.integral, fx.origin), (x,))
+    _note(ctx, indices, Facts(FINITE, "nonneg", True, ""), (x,))
+    return [values, indices]
 
 
 # -- gather ----------------------------------------------------------------------------------

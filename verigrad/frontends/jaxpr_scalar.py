@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from verigrad.kernel import Add, Delta, Func, IntCond, IntVal, Mul, Num, Pow, RealCond, Term
+from verigrad.kernel import Add, Delta, Func, IntCond, IntEq, IntVal, Mul, Num, Pow, RealCond, Term
 from verigrad.kernel.sizes import ZERO, Poly, as_poly, nonneg
 
 from .jaxpr_errors import JaxprImportError
@@ -394,7 +394,8 @@ def integer_compare(a: Term, b: Term, rel: str) -> Term:
     if v is not None:
         return Num(int({"<": v < 0, "<=": v <= 0, ">": v > 0, ">=": v >= 0, "==": v == 0, "!=": v != 0}[rel]))
     if rel in ("==", "!="):
-        eq = mul(RealCond(d, ">="), RealCond(neg(d), ">="))
+        # the kernel's integer equality: [d >= 0][-d >= 0], or an equality atom of a permutation
+        eq = IntEq(d, 0)
         return eq if rel == "==" else sub(Num(1), eq)
     u = {"<": sub(neg(d), Num(1)), "<=": neg(d), ">": sub(d, Num(1)), ">=": d}[rel]
     return RealCond(u, ">=")
