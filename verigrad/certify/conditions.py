@@ -76,7 +76,9 @@ def piecewise_part(t: T.Term) -> T.Term | None:
         return piecewise_part(t.base)
     if isinstance(t, (T.Sum, T.Lamda)):
         return piecewise_part(t.body)
-    return t                    # RealCond, ReduceMax, Apply, Deriv, At, ...: not shown analytic
+    if isinstance(t, T.At):     # a composition: analytic when the body and the values are
+        return piecewise_part(t.body) or _first_piecewise(t.values)
+    return t                    # RealCond, ReduceMax, Apply, Deriv, ...: not shown analytic
 
 
 def _first_piecewise(terms, part=None):
