@@ -58,3 +58,22 @@ def test_a_folded_resnet_step_ties(tmp_path):
     assert "rhs_dilate = [2, 2]" in text
     cert = load(directory).certificates["render_tie"]["train_step"]
     assert all(r["status"] == "CHECKED" for r in cert["results"].values())
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_folding_keeps_the_depthwise_backward(stride):
+    """Grouped convolutions (feature_group_count = C): the edge padding folds the same."""
+    x_shape = (2, 8, 8, 3)
+    ah = aw = C.axis(8, 3, stride, "SAME")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((3, 3, 1, 3)).astype(np.float32)
+    dy = rng.standard_normal((2, ah.out, aw.out, 3)).astype(np.float32)
+
+    def backward(x, w, dy):
+        return C.depthwise_kernel_vjp(x, dy, ah, aw), C.conv_input_vjp(dy, w, ah, aw, depthwise=True)
+
+    want = jax.jit(backward)(x, w, dy)
+    got = jax.jit(fold_pads(backward))(x, w, dy)
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-5, atol=1e-5)
