@@ -53,6 +53,16 @@ def test_a_power_of_a_piecewise_sum_splits():
     not_proved(z ** -1, 1 / (1 + e(x[k])) + ind / (e(x[k]) + e(y[k])))               # a dropped term
 
 
+def test_under_a_binder_exp_keeps_its_indicator_and_a_sum_of_exps_stays_positive():
+    """sum_i exp(x_i + c [y_i > 0]) (a masked softmax's denominator, finite mask value) is
+    seen to be positive, so log and exp cancel; its terms are split only once a free
+    index replaces the binder."""
+    S = Sum(i, e(x[i] + 3 * RealCond(y[i], ">")))
+    proved(e(Func("log", (S,))), S)
+    proved(Sum(i, IntCond(i, "<=", k) * IntCond(k, "<=", i) * e(x[i] + 3 * RealCond(y[i], ">"))),
+           e(x[k]) * (1 - RealCond(y[k], ">") + RealCond(y[k], ">") * e(Num(3))))
+
+
 def test_softplus_with_max_and_abs_is_the_sigmoid_vjp():
     """log1p(exp(-|x|)) + max(x, 0), the backward sigmoid(x): corpus #12's logaddexp."""
     pos = RealCond(x[i], ">")
@@ -173,3 +183,19 @@ def test_a_sigmoid_identity_inside_a_sum():
     not_proved(lhs, Sum(j, a[j] / (1 + e(-x[j])) ** 2))                        # a dropped factor
     not_proved(lhs, Sum(j, a[j] * e(-x[j]) / (1 + e(-x[j])) ** 2) + Sum(j, a[j]))  # an extra sum
     not_proved(lhs, Sum(j, a[j] * e(-x[j]) / (1 + e(-2 * x[j])) ** 2))         # another denominator
+
+
+# -- item 6: indicators of a non-negative quantity (indicator_nonneg) ------------------------------
+
+def test_indicators_of_a_nonnegative_quantity():
+    pe = Var("pe", (n,), ("nonneg",))
+    th = proved(RealCond(pe[k] + x[k] ** 2, ">="), Num(1))                           # exact: no condition
+    assert not th.conds and "indicator_nonneg" in th.axioms()
+    proved(RealCond(-pe[k], ">"), Num(0))                                             # -pe > 0 never
+    th = proved(pe[k] * RealCond(pe[k], ">"), pe[k])                                  # u [u > 0] = u
+    th = proved(RealCond(pe[k], ">"), Num(1))                                         # only where pe != 0
+    assert any(cd.kind == "offkink" for cd in th.conds)
+    not_proved(RealCond(x[k], ">="), Num(1))                                          # x may be negative
+    not_proved(RealCond(pe[k] - 1, ">="), Num(1))                                     # a shifted bound
+    th = prove_equal(RealCond(pe[k], "<="), Num(0))
+    assert not isinstance(th, Theorem) or any(cd.kind == "offkink" for cd in th.conds)

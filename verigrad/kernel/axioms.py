@@ -46,6 +46,10 @@ _r("indicator_split", "f(u) = (1 - [P]) f(u[[P] := 0]) + [P] f(u[[P] := 1]) for 
    "exp, log, tanh, erf, sin, cos, an opaque function, a real indicator, a power u^r; e.g. exp(c m [P] + v) = exp(v) (1 - [P] + "
    "[P] exp(c m))", "Precondition, enforced by the normal form: [P] is an idempotent atom, which takes only the values "
    "0 and 1. Where [P] = 0 the right side is f(u[[P] := 0]) = f(u), where [P] = 1 it is f(u[[P] := 1]) = f(u).")
+_r("indicator_nonneg", "u >= 0  ->  [u >= 0] = 1, [u < 0] = 0; and where u != 0 also [u > 0] = 1, [u <= 0] = 0",
+   "Precondition, enforced by the normal form: every monomial of u is non-negative (variables with the fact "
+   "'nonneg' or 'positive', even powers, indicators, exponentials) with a positive coefficient. The second "
+   "pair holds off the kink u = 0, recorded as a side condition.")
 _r("indicator_order", "[w > a][w > b] = [w > a] for a >= b (>= alike, upper bounds alike, at a = b the strict one "
    "kept); [w > a][w < b] = 0 for a >= b, [w >= a][w <= b] = 0 for a > b (and the mixed strict cases)",
    "Order of the reals: one bound on w implies a weaker one on the same side, and a lower bound above an upper "

@@ -568,7 +568,11 @@ class Normalizer:
             return nf_mono(m)
         out, keep = ONE, {}
         for a, e in m.factors:
-            if a.ivars & mp.keys():
+            if a.ivars & mp.keys() and isinstance(a, ExpA) and e != 1:
+                # exp(m)^e = exp(e m): an exp split by an indicator is not raised to a power
+                self.use("exp_add")
+                out = self.mul(out, self.exp(self.scale(self.subst_mono(a.m, mp), e)))
+            elif a.ivars & mp.keys():
                 out = self.mul(out, self.pow(self.subst_atom(a, mp), e, a.positive))
             else:
                 keep[a] = e
@@ -714,7 +718,7 @@ class Normalizer:
             return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
         if u.positive:
             return ONE if rel in (">", ">=") else ZERO
-        if (split := self.split((u,), lambda v: self.rind(v, rel, strict))) is not None:
+        if (split := self.split((u,), lambda v: self.rind(v, rel, strict), bound=True)) is not None:
             return split
         if (sel := self.select((u,), lambda v: self.rind(v, rel, strict))) is not None:
             return sel
@@ -730,6 +734,16 @@ class Normalizer:
         if lam < 0:
             rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
         u = self.scale(u, Fraction(1) / lam)
+        if all(c > 0 and m.nonneg for m, c in u.terms):
+            # u >= 0: [u >= 0] = 1 and [u < 0] = 0 exactly; [u > 0] = 1 and [u <= 0] = 0 where
+            # u != 0, which the strict reading records
+            if rel in (">=", "<"):
+                self.use("indicator_nonneg")
+                return ONE if rel == ">=" else ZERO
+            if self.strict_kinks if strict is None else strict:
+                self.use("indicator_nonneg")
+                self.need("offkink", u)
+                return ONE if rel == ">" else ZERO
         if (self.strict_kinks if strict is None else strict) and rel != ">":
             # Off the kink u != 0 (recorded): [u >= 0] = [u > 0] and [u < 0] = [u <= 0] = 1 - [u > 0].
             self.use("indicator_off_kink")
@@ -925,7 +939,7 @@ class Normalizer:
                     return self.sum([tb], self.mul(self.subst_atom(t, mp), f(*new)))
         return None
 
-    def split(self, us, f):
+    def split(self, us, f, bound: bool = False):
         """``f(u..) = (1 - [P]) f(u..|[P] := 0) + [P] f(u..|[P] := 1)`` (``indicator_split``),
         for ``[P]`` the indicator atom of least key that is a factor of a monomial of the
         arguments ``us``; None when there is none. Precondition, checked here: ``[P]`` is
@@ -936,8 +950,16 @@ class Normalizer:
         functions, real indicators and powers of sums kept whole (a negative or
         fractional exponent) are split, so none of them holds an indicator
         factor: ``exp(c m [P] + v) = exp(v) (1 - [P] + [P] exp(c m))``, and an indicator
-        of a piecewise argument (a clip, a max) becomes indicators of its pieces."""
-        found = {a for u in us for m, _ in u.terms for a, _ in m.factors if a.idem}
+        of a piecewise argument (a clip, a max) becomes indicators of its pieces.
+
+        Unless ``bound``, only indicators of free indices are split on: under a sum's
+        binder ``sum_b exp(u_b + [P_b] c)`` stays a sum of positive terms (split, it would be
+        ``sum_b exp(u_b) - sum_b [P_b] exp(u_b) + ...``, whose sign the normal form no longer
+        sees: a masked softmax's denominator). Either choice is sound; this one is made by
+        the indices' tags (binders being built "t", canonical "b"), so a sum's body splits
+        once a delta puts a free index in place of its binder."""
+        found = {a for u in us for m, _ in u.terms for a, _ in m.factors
+                 if a.idem and (bound or all(v.tag not in ("t", "b") for v in a.ivars))}
         if not found or len(found) > SPLIT_LIMIT:
             return None
         p = min(found, key=lambda a: a.skey)
