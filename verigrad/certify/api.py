@@ -430,6 +430,9 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
         bad = _failing_condition(ob, res)
         if bad:     # not a PROVED; a counterexample may still be found
             res = Failure(f"proved only under a condition: {bad}")
+    if isinstance(res, Theorem) and label in getattr(ob, "nonfinite_backward", {}):
+        # the kernel proved the imported term, which reads 0 * (1/0) as 0; XLA computes NaN
+        res = Failure(f"proved about the imported term, but {ob.nonfinite_backward[label]}")
     if isinstance(res, Theorem):
         return Certificate(label, "PROVED", res.statement(), res, axioms=res.axioms(),
                            side_conditions=[str(c) for c in sorted(res.conds, key=str)],

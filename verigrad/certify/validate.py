@@ -497,7 +497,30 @@ def _validate_adversarial(ob) -> Verdict:
                 problem = _compare(label, got_b[r], want, f"{where} ({DRAW_TEXT[kind]} inputs)")
                 if problem:
                     return Verdict(problem, "")
+                _note_nonfinite_backward(ob, label, want, leaves[:n_f], f"{where} ({DRAW_TEXT[kind]} inputs)")
     return Verdict(None, _summary(ob, plan, sched))
+
+
+def _note_nonfinite_backward(ob, label: str, want, primal_leaves, where: str):
+    """Remember (``ob.nonfinite_backward[argument]``) where the user's backward, run by
+    JAX, is not finite while the forward is: the comparison skips such entries (the
+    kernel's total conventions, ``0^-1 = 0`` and ``log|x|``, need not agree where JAX
+    computes no number), so the import can agree while XLA's backward is NaN where the
+    derivative exists; such a claim must not be PROVED."""
+    prefix = "the cotangent of "
+    if not label.startswith(prefix):
+        return
+    arg = label[len(prefix):]
+    want = np.asarray(want, dtype=np.float64)
+    if np.all(np.isfinite(want)) or arg in getattr(ob, "nonfinite_backward", {}):
+        return
+    if not all(np.all(np.isfinite(np.asarray(x, dtype=np.float64))) for x in primal_leaves):
+        return
+    pos = np.unravel_index(int(np.argmax(~np.isfinite(want))), want.shape) if want.shape else ()
+    if not hasattr(ob, "nonfinite_backward"):
+        ob.nonfinite_backward = {}
+    ob.nonfinite_backward[arg] = (f"JAX's backward gives {float(want[pos]):g} for {arg} at entry "
+                                  f"{tuple(map(int, pos))}, {where}, where the forward is finite")
 
 
 def _summary(ob, plan, sched) -> str:

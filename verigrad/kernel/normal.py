@@ -370,7 +370,7 @@ class Normalizer:
     def need(self, kind: str, u: NF):
         """Record a side condition: ``u != 0`` (kind 'nonzero'), ``u > 0`` ('positive')
         or ``u != 0`` at a kink of an indicator ('offkink')."""
-        self.conds[(kind, u.skey)] = (kind, u)
+        self.conds[(kind, u)] = (kind, u)      # the interned NF itself: keys are for ordering
 
     # -- ring operations ----------------------------------------------------------------
     def add(self, *xs: NF) -> NF:

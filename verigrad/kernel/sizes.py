@@ -15,6 +15,7 @@ bounds and must then have only non-negative coefficients.
 """
 from __future__ import annotations
 
+import re
 from math import gcd
 from types import MappingProxyType
 
@@ -94,12 +95,31 @@ class IndexVar(IntSym):
         return _reserved(name, size, "")
 
     def _init(self, name, size, tag):
-        _set(self, name=name, size=size, tag=tag, skey=f"i{tag}:{name}<{size.skey}")
+        _set(self, name=name, size=size, tag=tag, skey=f"i{tag}:{spell(name)}<{size.skey}")
+
+
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+
+
+def check_name(name, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise KernelError(f"{what} name {name!r} must be a non-empty string")
+    return name
+
+
+def spell(name: str) -> str:
+    """``name`` as the keys that order and compare terms spell it: as it is when it is an
+    identifier (primes allowed: ``x``, ``j'``), else quoted with ``"`` and ``\\`` escaped
+    (``"x@net.0"``). Keys must be injective: a name holding one of their separators
+    (``a!nonneg``) would otherwise spell another term (the nonneg ``a``), and two
+    different side conditions would share one key."""
+    if PLAIN_NAME.fullmatch(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _reserved(name: str, size, tag: str) -> IndexVar:
-    if not isinstance(name, str) or not name:
-        raise KernelError(f"index name {name!r} must be a non-empty string")
+    check_name(name, "index")
     size = as_poly(size)
     if size.index_atoms():
         raise KernelError(f"index {name}: its range {size} must be a size expression, not depend on indices")
@@ -173,11 +193,17 @@ class Poly(_Frozen):
     # -- construction -------------------------------------------------------------
     @staticmethod
     def const(c: int) -> "Poly":
-        return Poly({(): c}) if c else ZERO
+        hit = _consts.get(c)
+        if hit is None:
+            hit = _consts[c] = Poly({(): c}) if c else ZERO
+        return hit
 
     @staticmethod
     def sym(s: IntSym) -> "Poly":
-        return Poly({((s, 1),): 1})
+        hit = _syms.get(s)
+        if hit is None:
+            hit = _syms[s] = Poly({((s, 1),): 1})
+        return hit
 
     # -- queries ---------------------------------------------------------------------
     def is_const(self) -> bool:
@@ -218,10 +244,17 @@ class Poly(_Frozen):
     __radd__ = __add__
 
     def __neg__(self):
-        return Poly({m: -c for m, c in self.terms.items()})
+        hit = _negs.get(self)
+        if hit is None:
+            hit = _negs[self] = Poly({m: -c for m, c in self.terms.items()})
+        return hit
 
     def __sub__(self, other):
-        return self + (-as_poly(other))
+        other = as_poly(other)
+        out = dict(self.terms)
+        for m, c in other.terms.items():
+            out[m] = out.get(m, 0) - c
+        return Poly(out)
 
     def __rsub__(self, other):
         return as_poly(other) - self
@@ -248,20 +281,26 @@ class Poly(_Frozen):
         """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt)."""
         if not mapping or not (self.symbols() & mapping.keys()):
             return self
-        out = ZERO
+        out: dict = {}
         for m, c in self.terms.items():
-            term = Poly.const(c)
+            term = {(): c}              # this monomial's image, multiplied out as a map
             for s, k in m:
                 if s in mapping:
-                    base = mapping[s]
+                    base = as_poly(mapping[s])
                 elif isinstance(s, FloorDiv):
                     base = floordiv(s.a.subst(mapping), s.m.subst(mapping))
                 else:
                     base = Poly.sym(s)
                 for _ in range(k):
-                    term = term * base
-            out = out + term
-        return out
+                    prod: dict = {}
+                    for m1, c1 in term.items():
+                        for m2, c2 in base.terms.items():
+                            mm = _mono_mul(m1, m2)
+                            prod[mm] = prod.get(mm, 0) + c1 * c2
+                    term = prod
+            for mm, cc in term.items():
+                out[mm] = out.get(mm, 0) + cc
+        return Poly(out)
 
     def linear_in(self, v: IntSym):
         """``(a, b)`` with ``self == a*v + b`` and ``v`` in neither, or None."""
@@ -288,6 +327,9 @@ class Poly(_Frozen):
 
 
 _poly_cache: dict = {}
+_consts: dict = {}
+_syms: dict = {}
+_negs: dict = {}
 _mono_keys: dict = {}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from fractions import Fraction
 
-from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, nonneg, poly_str
+from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, check_name, nonneg, poly_str, spell
 
 _interned: dict = {}
 _raw: dict = {}
@@ -169,8 +169,7 @@ class Var(Term):
 
     @classmethod
     def _canon(cls, name, shape=(), facts=()):
-        if not isinstance(name, str) or not name:
-            raise KernelError(f"variable name {name!r} must be a non-empty string")
+        check_name(name, "variable")
         shape = tuple(as_poly(s) for s in shape)
         for s in shape:
             if s.index_atoms():
@@ -185,7 +184,7 @@ class Var(Term):
         return name, shape, tuple(sorted(facts))
 
     def _build(self, name, shape, facts):
-        self._set(shape, lambda: f"V:{name}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else ""),
+        self._set(shape, lambda: f"V:{spell(name)}{''.join('.' + s.skey for s in shape)}" + ("!" + ",".join(facts) if facts else ""),
                   (self,), facts=frozenset(facts))
 
 
