@@ -35,7 +35,7 @@ from math import gcd, lcm
 
 from . import sizes as S
 from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, _intern, bound_index,
-                    divide_exact, floordiv, fresh_index, nonneg, positive as ppositive)
+                    divide_exact, floordiv, fresh_index, nonneg, outside, positive as ppositive)
 from . import terms as T
 
 
@@ -645,7 +645,7 @@ class Normalizer:
     def entry(self, var, idx) -> NF:
         """``var[idx]``; an index provably off its axis reads 0."""
         for p, size in zip(idx, var.shape):
-            if nonneg(-p - 1) or nonneg(p - size):
+            if outside(p, size):
                 self.use("entry_off_shape")
                 return ZERO
         return nf_atom(EntryA(var, tuple(idx)))

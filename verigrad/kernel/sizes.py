@@ -444,8 +444,23 @@ def nonneg(p) -> bool:
     return hit
 
 
+_outside_cache: dict = {}
+
+
+def outside(p: Poly, size: Poly) -> bool:
+    """Proves ``p`` outside ``[0, size)`` for a size expression ``size``: ``nonneg(-p - 1) or
+    nonneg(p - size)``, memoized as ``nonneg`` is (by ``p``'s renamed copy, whose two
+    polynomials are the renamed copies of ``p``'s)."""
+    key = (p, size)
+    hit = _outside_cache.get(key)
+    if hit is None:
+        q = _renamed(p)
+        hit = _outside_cache[key] = nonneg(-p - 1) or nonneg(p - size) if q is p else outside(q, size)
+    return hit
+
+
 def _renamed(p: Poly) -> Poly:
-    """``p`` with its temporaries (tag "t") renamed ``#0000``, ``#0001``, ... in their order
+    """``p`` with its temporaries (tag "t") renamed ``_0000``, ``_0001``, ... in their order
     (keeping their ranges). The oracle's work on ``p`` depends on its symbols only
     through their ranges, types and order (``_bound`` eliminates the largest first); when
     every other symbol is a size (keyed "s:...") or keyed below "it:" (the temporaries'
@@ -455,7 +470,7 @@ def _renamed(p: Poly) -> Poly:
     if not temps or len(temps) > 9999 or any(
             isinstance(s, FloorDiv) or not (isinstance(s, SizeSym) or s.skey < "it:" or s in temps) for s in p.symbols()):
         return p
-    new = {v: _reserved(f"#{k:04d}", v.size, "t") for k, v in enumerate(temps)}
+    new = {v: _reserved(f"_{k:04d}", v.size, "t") for k, v in enumerate(temps)}
     return Poly({tuple((new.get(s, s), k) for s, k in m): c for m, c in p.terms.items()})
 
 
