@@ -81,6 +81,7 @@ def test_the_oracle_answers_a_polynomial_as_its_renamed_copy():
         temps = [S.fresh_index(rng.choice([n, m, n * m, n - 1])) for _ in range(rng.randint(1, 3))]
         polys.append(_random_poly(rng, temps, others, sizes))
     with_memo = [S.nonneg(p) for p in polys]
+    assert [S.outside(p, n) for p in polys] == [S.nonneg(-p - 1) or S.nonneg(p - n) for p in polys]
     saved, renamed = dict(S._nonneg_cache), S._renamed
     try:
         S._nonneg_cache.clear()
