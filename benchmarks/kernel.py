@@ -1,9 +1,12 @@
-"""Kernel benchmark: seconds to prove each showcase claim (median of 5 runs).
+"""Kernel benchmark: seconds to prove each showcase claim (median of 5 runs, and the
+first run alone: the first decision of that claim in the process).
 
-Goals on a 2-core machine: each claim under 50 ms, the whole list under 0.5 s, the
-flat composite "layer norm then self-attention, dx" under 1 s. Each run uses a fresh
-Normalizer (the kernel keeps no proof caches between decisions), so repeated runs
-measure the same work; only hash-consed terms are shared.
+Goals on a 2-core machine (issue 13): each claim under 50 ms (attention dQ and dK
+included), the whole list under 0.5 s, the flat composite "layer norm then
+self-attention, dx" under 1 s. Each run uses a fresh Normalizer (the kernel keeps no
+proof caches between decisions), so repeated runs measure the same work; only
+hash-consed terms and the memos keyed on them (the arithmetic oracle's answers) are
+shared, which is what makes the first run slower.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def time_claim(claim):
         res = prove_equal(claim.lhs, claim.rhs)
         times.append(time.perf_counter() - t0)
         status = "PROVED" if isinstance(res, Theorem) else "not proved"
-    return status, statistics.median(times)
+    return status, statistics.median(times), times[0]
 
 
 def main():
@@ -35,19 +38,20 @@ def main():
     table.add_column("claim")
     table.add_column("status")
     table.add_column("median s", justify="right")
+    table.add_column("first s", justify="right")
     table.add_column("goal", justify="right")
-    total = 0.0
+    total = first = 0.0
     for claim in showcase.proved_claims():
-        status, t = time_claim(claim)
-        total += t
-        table.add_row(claim.name, status, f"{t:.4f}", "0.050")
-    table.add_row("[bold]whole list", "", f"[bold]{total:.4f}", "0.500")
+        status, t, t1 = time_claim(claim)
+        total, first = total + t, first + t1
+        table.add_row(claim.name, status, f"{t:.4f}", f"{t1:.4f}", "0.050")
+    table.add_row("[bold]whole list", "", f"[bold]{total:.4f}", f"{first:.4f}", "0.500")
     for claim in showcase.composite_ln_attention():
-        status, t = time_claim(claim)
-        table.add_row(claim.name, status, f"{t:.4f}", "1.000")
+        status, t, t1 = time_claim(claim)
+        table.add_row(claim.name, status, f"{t:.4f}", f"{t1:.4f}", "1.000")
     for claim in showcase.mutant_claims():
-        status, t = time_claim(claim)
-        table.add_row(claim.name + " [dim](mutant)", status, f"{t:.4f}", "")
+        status, t, t1 = time_claim(claim)
+        table.add_row(claim.name + " [dim](mutant)", status, f"{t:.4f}", f"{t1:.4f}", "")
     console.print(table)
 
 
