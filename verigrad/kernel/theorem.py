@@ -275,9 +275,11 @@ def _missing_fact(p: T.Var, v: T.Term, nz: Normalizer):
 
 
 def _integral(t: T.Term) -> bool:
-    """``t`` takes only integer values: its normal form is integer-valued."""
+    """``t`` takes only integer values: its normal form is integer-valued, reached with
+    no side condition (a normal form reached under one, as ``sqrt(u)^2 = u`` for
+    ``u > 0``, equals ``t`` only where the condition holds)."""
     nz = Normalizer()
-    return nz.tensor_of(t, {}).u.integer
+    return nz.tensor_of(t, {}).u.integer and not nz.conds
 
 
 def discharge(th: Theorem, proof: Theorem) -> Theorem:
