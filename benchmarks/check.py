@@ -9,7 +9,7 @@ process that loads only the kernel (a child forked from the parent would carry a
 verigrad and JAX, whose pages it copies as it touches them). Proving is what a user waits for (the proof script and its tactics; tracing,
 import, translation validation and the kernel for certify); replaying is the kernel's
 rules alone, with the untrusted search's choices read back from the trace. Both are
-medians of RUNS runs; the table shows the ratio replay / prove per trace, the median
+medians of RUNS runs, the two alternating; the table shows the ratio replay / prove per trace, the median
 ratio and the largest.
 
     .venv/bin/python benchmarks/check.py [library|certify|layers ...]
@@ -134,8 +134,11 @@ def replay_trace(path):
 
 def measure(kind, name, prove, arg, tmp):
     out = str(Path(tmp) / f"{kind}-{name}.json")
-    proving = statistics.median(forked(prove, arg, out) for _ in range(RUNS))
-    runs = [replay_trace(out) for _ in range(RUNS)]
+    proves, runs = [], []
+    for _ in range(RUNS):   # alternating, so that a busier moment of the machine weighs on both alike
+        proves.append(forked(prove, arg, out))
+        runs.append(replay_trace(out))
+    proving = statistics.median(proves)
     if leaked := sorted({m for _, ms in runs for m in ms}):
         raise RuntimeError(f"the replay loaded more than the kernel: {leaked}")
     replaying = statistics.median(s for s, _ in runs)
