@@ -33,6 +33,7 @@ from verigrad.certify import counterexample
 from verigrad.certify.certificate import Certificate
 from verigrad.kernel import (Apply, IndexVar, Lamda, Num, SizeSym, TensorFn, Theorem, Var, Vjp, instantiate,
                              prove_equal, rewrite, trans, vjp_statement)
+from .compose import gc_paused
 from .rules import _random_function
 
 B, N, D, Pm = SizeSym("B"), SizeSym("n"), SizeSym("d"), SizeSym("p")
@@ -117,6 +118,11 @@ def _refute(name, wrong, right, wrt) -> Certificate:
 
 def theorems() -> list[SeedTheorem]:
     """The five seed theorems (kernel theorems) and the three controls (refuted)."""
+    with gc_paused():
+        return _theorems()
+
+
+def _theorems() -> list[SeedTheorem]:
     out = []
     drop_free = _ew(lambda b, i, c: (x[b, i, c] + attn_branch(x)[b, i, c]))
     drop_free = _ew(lambda b, i, c: drop_free[b, i, c] + mlp_branch(drop_free)[b, i, c])
