@@ -19,12 +19,16 @@ piecewise form is accepted because it is positive outright: a masked softmax's
 denominator, a sum of positive terms times a mask whose rows are assumed to have a true
 entry (``--assume "any(mask, -1)"``).
 
-A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``) or where the
-forward is defined (the base of a log or a fractional power). What it compares or
-bounds must be real-analytic too (maxima of analytic entries allowed: their ties are
-then of measure zero unless two entries agree identically, which random inputs show);
-it is sampled at inputs where JAX's forward is finite, and a theorem whose condition
-fails at such an input is not reported PROVED.
+A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
+bounds a base (of a log, a fractional power). Off ties, what it compares must be
+real-analytic (maxima of analytic entries allowed: their ties are then of measure zero
+unless two entries agree identically, which random inputs show). A base's bound is
+accepted only where it is shown positive for every input (``positive_base``: by the
+kernel's sign rules, case by case over its indicators): nothing shows that it fails only
+where the forward is undefined (a backward can use ``sqrt(u)^2 = u`` where the forward
+clips ``u`` at 0 and stays finite), and samples cannot reach every region where it
+fails. Else the user states it as a precondition (``--assume "x > 0"``), which makes it
+a fact of the inputs.
 
 ``failing(theorem, sample, plans)`` returns the first condition not accepted, described,
 or None.
@@ -87,6 +91,88 @@ def _first_piecewise(terms, part=None):
         if bad is not None:
             return bad
     return None
+
+
+def tie_count(t: T.Term) -> T.Term | None:
+    """The count ``C`` when ``t`` is ``c - C`` for a constant ``c`` (a number, a size) and
+    ``C`` a sum (over one index or more) of comparisons or products of them: the
+    kernel's condition that a maximum is attained once (``3/2 - #{b: x_b = max x}``) or
+    that a vector's entries are pairwise distinct (``n + 1/2 - #{(c, d): s_c = s_d}``).
+    None for any other ``> 0`` condition."""
+    if not isinstance(t, T.Add):
+        return None
+    counts = [a for a in t.terms if not isinstance(a, (T.Num, T.IntVal))]
+    if len(counts) != 1 or not isinstance(m := counts[0], T.Mul) or len(m.terms) != 2:
+        return None
+    sign, count = m.terms if isinstance(m.terms[0], T.Num) else m.terms[::-1]
+    if not (isinstance(sign, T.Num) and sign.value == -1 and isinstance(count, T.Sum)):
+        return None
+    body = count
+    while isinstance(body, T.Sum):
+        body = body.body
+    factors = body.terms if isinstance(body, T.Mul) else (body,)
+    comparisons = all(isinstance(f, T.RealCond) and f.rel in (">=", "<=") or type(f).__name__ == "IntEq"
+                      for f in factors)
+    return count if comparisons else None
+
+
+BRANCH_LIMIT = 4        # indicators of a base's bound case-split at most (2^4 branches)
+
+
+def positive_base(t: T.Term) -> bool:
+    """Whether the base ``t`` of a ``t > 0`` condition is positive for every input. Its
+    indicators of real quantities (at most BRANCH_LIMIT) are split into cases; in each
+    case the base must be positive by the kernel's sign rules (``exp``, squares plus a
+    positive number, positive variables: a stated ``--assume "x > 0"`` makes ``x`` one),
+    or be exactly what the case's own indicators say is positive. So the guarded square
+    root ``sqrt(where(x > 0, x, 1))`` passes ([x > 0] x + 1 - [x > 0] is x where x > 0
+    and 1 elsewhere), and ``[x^2 < 10^8] (10^8 - x^2)``, 0 for |x| >= 10^4, does not. A
+    condition at a reparametrized point (``At``) is read at that point."""
+    from verigrad.kernel.normal import Normalizer
+    if isinstance(t, T.At):
+        try:
+            t = T.subst(t.body, dict(zip(t.params, t.values)))
+        except Exception:  # noqa: BLE001 - not a plain substitution: not shown
+            return False
+    conds = sorted(_real_indicators(t), key=lambda c: c.skey)
+    if len(conds) > BRANCH_LIMIT:
+        return False
+    nz = Normalizer()
+    for bits in range(2 ** len(conds)):
+        case = {c: (bits >> k) & 1 for k, c in enumerate(conds)}
+        base = _replaced(t, {c: T.Num(v) for c, v in case.items()})
+        got = nz.norm(base, ())
+        if nz.sign(base) == "pos" or got.positive:
+            continue
+        premises = [_positive_side(c, v) for c, v in case.items()]
+        if not any(q is not None and nz.norm(q, ()) is got for q in premises):
+            return False
+    return not nz.conds
+
+
+def _real_indicators(t: T.Term) -> set:
+    if isinstance(t, T.RealCond):
+        return {t} | _real_indicators(t.t)
+    out = set()
+    for a in t._args:
+        for x in (a if isinstance(a, tuple) else (a,)):
+            if isinstance(x, T.Term):
+                out |= _real_indicators(x)
+    return out
+
+
+def _replaced(t: T.Term, table: dict) -> T.Term:
+    if t in table:
+        return table[t]
+    if not any(c in table for c in _real_indicators(t)):
+        return t
+    return T.map_args(t, lambda a: _replaced(a, table))
+
+
+def _positive_side(c: T.RealCond, value: int):
+    """A term the case ``[c] = value`` says is positive, or None (a non-strict bound)."""
+    strict = {(">", 1): 1, ("<", 1): -1, ("<=", 0): 1, (">=", 0): -1}.get((c.rel, value))
+    return None if strict is None else (c.t if strict == 1 else T.Num(-1) * c.t)
 
 
 def tie_piecewise_part(t: T.Term) -> T.Term | None:
@@ -164,8 +250,13 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
             bad = None if positive_by_assumption(c.term, alive or {}) else piecewise_part(c.term)
-        else:
+        elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)
+        elif positive_base(c.term):
+            bad = None
+        else:               # a base that must be positive, and is not shown to be
+            return (f"the side condition {c} (a base that must be positive) is not shown to hold almost "
+                    "everywhere; if the inputs satisfy it, state it as a precondition (--assume)")
         if bad is not None:
             return (f"the side condition {c} is not shown to fail only on a set of measure zero: {bad} "
                     "makes it piecewise, and a piecewise quantity can vanish on a whole region")
