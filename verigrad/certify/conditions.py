@@ -126,8 +126,10 @@ def positive_base(t: T.Term) -> bool:
     positive number, positive variables: a stated ``--assume "x > 0"`` makes ``x`` one),
     or be exactly what the case's own indicators say is positive. So the guarded square
     root ``sqrt(where(x > 0, x, 1))`` passes ([x > 0] x + 1 - [x > 0] is x where x > 0
-    and 1 elsewhere), and ``[x^2 < 10^8] (10^8 - x^2)``, 0 for |x| >= 10^4, does not. A
-    condition at a reparametrized point (``At``) is read at that point."""
+    and 1 elsewhere), and ``[x^2 < 10^8] (10^8 - x^2)``, 0 for |x| >= 10^4, does not. An
+    indicator under a sum's binder takes a value per entry, so the cases would not cover
+    the mixed ones: such a base is not shown positive. A condition at a reparametrized
+    point (``At``) is read at that point."""
     from verigrad.kernel.normal import Normalizer
     if isinstance(t, T.At):
         try:
@@ -135,8 +137,8 @@ def positive_base(t: T.Term) -> bool:
         except Exception:  # noqa: BLE001 - not a plain substitution: not shown
             return False
     conds = sorted(_real_indicators(t), key=lambda c: c.skey)
-    if len(conds) > BRANCH_LIMIT:
-        return False
+    if len(conds) > BRANCH_LIMIT or any(not c.free_idx <= t.free_idx for c in conds):
+        return False        # too many cases, or an indicator under a binder: one value per entry, not one in all
     nz = Normalizer()
     for bits in range(2 ** len(conds)):
         case = {c: (bits >> k) & 1 for k, c in enumerate(conds)}
