@@ -1,20 +1,17 @@
-"""Known gaps, kept as strict xfails so that whoever closes one sees it (and removes the
-mark). Each is a false PROVED that a red team found and that is not fixed yet.
+"""Red-team gap G1 (RT-3 class, far region), fixed.
 
-G1 (RT-3 class, far region): a backward term that the kernel's total conventions read as
-0 (``0 * log(u)``, ``0 * (1/u)``) but XLA computes as NaN where ``u`` leaves its domain,
-in a region no sampled input reaches. RT-3's check samples JAX's backward where the
-forward is finite; a region like |x| > 1e4 is never drawn. The sound fix is a claim of
-its own, ``[the backward is finite] = 1`` wherever the forward is, built from the
-importer's finiteness facts (``Facts.make_fin``) and proved by the kernel; a first
-version (a claim per cotangent whose importer risk is not FINITE where the forward's is;
-not landed) made the
-causal attention example UNKNOWN, whose denominator the kernel cannot yet show nonzero.
+A backward term that the kernel's total conventions read as 0 (``0 * log(u)``,
+``0 * (1/u)``) but XLA computes as NaN where ``u`` leaves its domain, in a region no
+sampled input reaches (|x| > 1e4): RT-3's check samples JAX's backward where the forward
+is finite and never drew such an input. Now certify also claims "the backward's
+cotangent is finite wherever the forward is" for every cotangent the importer cannot
+show finite (``obligations._risky_cotangents``, from the importer's finiteness facts),
+and the kernel must prove it; the division of a softmax is finite because its
+denominator is positive at every input (``conditions.positive_everywhere``).
 """
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import verigrad
 
@@ -30,6 +27,19 @@ def test_g1_the_backward_is_nan_far_out():
     assert got[0] == 2.0 and np.isnan(got[1])
 
 
-@pytest.mark.xfail(strict=True, reason="G1: NaN of the backward in a region no sample reaches is not seen")
 def test_g1_not_proved():
-    assert verigrad.certify(_far_nan(), shapes={"x": "n"}).status != "PROVED"
+    cert = verigrad.certify(_far_nan(), shapes={"x": "n"})
+    assert cert.status != "PROVED" and "is finite" in cert.detail, cert.detail
+
+
+def test_g1_a_finite_backward_keeps_its_proof():
+    """A division whose denominator is positive at every input (a causal softmax's, the
+    mask keeping b = 0) is finite: the finiteness claim is proved, the cotangent PROVED."""
+    def probs(s):
+        n = s.shape[0]
+        s = jnp.where(jnp.arange(n)[:, None] >= jnp.arange(n)[None, :], s, -jnp.inf)
+        p = jnp.exp(s - jnp.max(s, -1, keepdims=True))
+        return p / jnp.sum(p, -1, keepdims=True)
+    f = jax.custom_vjp(probs)
+    f.defvjp(lambda s: (probs(s), probs(s)), lambda p, g: (p * (g - jnp.sum(g * p, -1, keepdims=True)),))
+    assert verigrad.certify(f, shapes={"s": "n,n"}).status == "PROVED"

@@ -294,6 +294,11 @@ def _claims(ob, reparam: dict) -> list:
             fo, p = ob.fwd_out[k], ob.primal[k]
             out.append(C.make(f"forward output {k}", f"fwd(x)[{k}] = {ob.name}(x)[{k}]", sub(fo.term()),
                               sub(p.term())))
+    for a, (fin, origin) in getattr(ob, "risky", {}).items():
+        ones = T.Lamda([T.IndexVar(f"k{j}", s) for j, s in enumerate(fin.shape)], T.Num(1)) if fin.shape \
+            else T.Num(1)
+        out.append(C.make(f"finite {a}", f"bwd(x, dy)[{a}] is finite wherever the forward is ({origin})",
+                          sub(fin.term()), ones))
     for a in ob.diff:
         x = ob.var(a)
         got = sub(ob.got(a))
@@ -340,10 +345,12 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
             run = _Run(run.timeout, run.claim_timeout, run.budget, min(run.search_seconds, AFTER_REFUTED_SECONDS),
                        run.t0)
         certs.append(_claim(ob, claim, run, progress))
+    finite_theorems = [c.theorem for c in certs if c.name.startswith("finite ") and c.theorem is not None]
+    certs = _finiteness_folded(certs)
     forward = [c for c in certs if c.name.startswith("forward output ")]
     wrt = {c.name: c for c in certs if not c.name.startswith("forward output ")}
     status = "UNKNOWN" if problem is not None else combine_status(c.status for c in certs)
-    theorems = [c.theorem for c in certs if c.theorem is not None]
+    theorems = [c.theorem for c in certs if c.theorem is not None] + finite_theorems
     axioms = sorted({a for th in theorems for a in th.axioms()})
     conds = sorted({str(c) for th in theorems for c in th.conds})
     ce = next((c.counterexample for c in certs if c.status == "REFUTED"), None)
@@ -406,6 +413,28 @@ def _defined(ob, values) -> bool:
         return True
     return all(np.all(np.isfinite(np.asarray(o, dtype=np.float64))) for o in outs
                if np.asarray(o).dtype.kind in "fc")
+
+
+def _finiteness_folded(certs: list) -> list:
+    """The claims ``finite a`` (the backward's cotangent of ``a`` is finite wherever the
+    forward is) folded into ``a``'s claim: a PROVED cotangent whose finiteness is not
+    proved is UNKNOWN, with the reason; a proved finiteness adds its theorem's axioms."""
+    finite = {c.name[len("finite "):]: c for c in certs if c.name.startswith("finite ")}
+    out = []
+    for c in certs:
+        if c.name.startswith("finite "):
+            continue
+        f = finite.get(c.name)
+        if f is not None and c.status == "PROVED":
+            if f.status != "PROVED":
+                c = Certificate(c.name, "UNKNOWN", c.statement, seconds=c.seconds + f.seconds,
+                                detail=f"proved about the imported term, but not that XLA computes it: "
+                                       f"{f.statement} is not shown: {f.detail}")
+            else:
+                c.axioms = sorted(set(c.axioms) | set(f.axioms))
+                c.side_conditions = sorted(set(c.side_conditions) | set(f.side_conditions))
+        out.append(c)
+    return out
 
 
 def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from verigrad.kernel import Lamda
-from verigrad.kernel.sizes import Poly
+from verigrad.kernel.sizes import Poly, nonneg
 from verigrad.kernel import terms as T
 
 from .evaluate import EvalError, evaluate
@@ -131,6 +131,8 @@ def positive_base(t: T.Term) -> bool:
     the mixed ones: such a base is not shown positive. A condition at a reparametrized
     point (``At``) is read at that point."""
     from verigrad.kernel.normal import Normalizer
+    if positive_everywhere(t):
+        return True
     if isinstance(t, T.At):
         try:
             t = T.subst(t.body, dict(zip(t.params, t.values)))
@@ -211,6 +213,68 @@ def _compared_part(t: T.Term) -> T.Term | None:
     return piecewise_part(t)
 
 
+def positive_everywhere(t: T.Term) -> bool:
+    """Whether ``t`` is positive at every input, by its structure: ``exp`` of anything,
+    positive numbers and variables, products and powers of positive terms, sums of
+    non-negative terms one of which is positive, and a sum over ``b`` of a positive body
+    times indicators of index arithmetic that some ``b`` of the range satisfies for every
+    value of the free indices (a causal mask's ``[i - b >= 0]`` at ``b = 0``). A ``!= 0``
+    condition on such a term never fails."""
+    if isinstance(t, T.Func):
+        return t.fn == "exp"
+    if isinstance(t, T.Num):
+        return t.value > 0
+    if isinstance(t, T.Const):
+        return True
+    if isinstance(t, T.Var):
+        return "positive" in t.facts
+    if isinstance(t, T.Index):
+        return not t.total and positive_everywhere(t.base)
+    if isinstance(t, T.Lamda):
+        return positive_everywhere(t.body)
+    if isinstance(t, T.Mul):
+        return all(positive_everywhere(a) for a in t.terms)
+    if isinstance(t, T.Pow):
+        return positive_everywhere(t.base)
+    if isinstance(t, T.Add):
+        return all(_nonneg_everywhere(a) for a in t.terms) and any(positive_everywhere(a) for a in t.terms)
+    if isinstance(t, T.Sum):
+        factors = t.body.terms if isinstance(t.body, T.Mul) else (t.body,)
+        windows = [f for f in factors if isinstance(f, T.IntCond)]
+        if not all(f in windows or positive_everywhere(f) for f in factors):
+            return False
+        size = t.idx.size
+        candidates = [Poly.const(0), size - 1] + [Poly.sym(v) for v in t.free_idx if v.size is size]
+        return any(nonneg(b) and nonneg(size - 1 - b) and all(_holds_at(w, t.idx, b) for w in windows)
+                   for b in candidates)
+    return False
+
+
+def _holds_at(w: T.IntCond, b, value: Poly) -> bool:
+    """The index comparison ``w`` provably holds with ``b := value``."""
+    a, c = w.a.subst({b: value}), w.b.subst({b: value})
+    return nonneg({"<": c - a - 1, "<=": c - a, ">": a - c - 1, ">=": a - c}[w.rel])
+
+
+def _nonneg_everywhere(t: T.Term) -> bool:
+    if positive_everywhere(t) or isinstance(t, (T.RealCond, T.IntCond, T.Delta)):
+        return True
+    if isinstance(t, T.Num):
+        return t.value >= 0
+    if isinstance(t, T.Var):
+        return "nonneg" in t.facts
+    if isinstance(t, T.Pow):
+        e = t.exponent
+        return _nonneg_everywhere(t.base) or (e.denominator == 1 and e.numerator % 2 == 0)
+    if isinstance(t, (T.Mul, T.Add)):
+        return all(_nonneg_everywhere(a) for a in t.terms)
+    if isinstance(t, (T.Sum, T.Lamda)):
+        return _nonneg_everywhere(t.body)
+    if isinstance(t, T.Index):
+        return _nonneg_everywhere(t.base)
+    return False
+
+
 def positive_by_assumption(t: T.Term, alive: dict) -> bool:
     """Whether ``t`` is positive for every input that meets the assumptions: a sum over
     ``b`` of a product of positive factors (``exp``, positive numbers and variables) and
@@ -251,7 +315,8 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
         return None
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
-            bad = None if positive_by_assumption(c.term, alive or {}) else piecewise_part(c.term)
+            shown = positive_everywhere(c.term) or positive_by_assumption(c.term, alive or {})
+            bad = None if shown else piecewise_part(c.term)
         elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)
         elif positive_base(c.term):

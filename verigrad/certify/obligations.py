@@ -114,6 +114,24 @@ def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: x is None)
 
 
+def _risky_cotangents(importer, primal, cotangents) -> dict:
+    """``{argument: (its [finite] tensor, where the risk arose)}`` for the cotangents JAX
+    may compute as NaN or infinite (a log, a division, a square root outside its domain)
+    although the forward is finite for every input: there the kernel's total reading
+    (``0 * log(u) = 0``, ``0^-1 = 0``) agrees with the math, not with XLA, so the
+    backward's finiteness is a claim of its own. (Where the forward itself may be
+    non-finite, it is not claimed.)"""
+    from verigrad.frontends.jaxpr_rules import FINITE, facts
+    if any(facts(importer, t).risk > FINITE for t in primal):
+        return {}
+    out = {}
+    for p, g in cotangents.items():
+        f = facts(importer, g) if g is not None else None
+        if f is not None and f.risk > FINITE:
+            out[p] = (f.make_fin() if f.fin is None else f.fin, f.origin)
+    return out
+
+
 @dataclass
 class Settings:
     """How a claim is read: ``outputs`` (positions claimed about; None: all), ``wrt``
@@ -273,6 +291,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
     ob.mask_as_inf = settings.mask_as_inf
     ob.alive = dict(importer.alive)
+    ob.risky = _risky_cotangents(importer, primal, cotangents)
     from .validate import has_narrow_types
     ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
     ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
