@@ -275,6 +275,14 @@ def _nonneg_everywhere(t: T.Term) -> bool:
     return False
 
 
+def _positive(t: T.Term, alive: dict) -> bool:
+    """Positive at every input that meets the assumptions: a product of factors each
+    positive by structure or by an ``any(mask, axis)`` assumption."""
+    if isinstance(t, T.Mul):
+        return all(_positive(a, alive) for a in t.terms)
+    return positive_everywhere(t) or positive_by_assumption(t, alive)
+
+
 def positive_by_assumption(t: T.Term, alive: dict) -> bool:
     """Whether ``t`` is positive for every input that meets the assumptions: a sum over
     ``b`` of a product of positive factors (``exp``, positive numbers and variables) and
@@ -315,7 +323,7 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
         return None
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
-            shown = positive_everywhere(c.term) or positive_by_assumption(c.term, alive or {})
+            shown = _positive(c.term, alive or {})
             bad = None if shown else piecewise_part(c.term)
         elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)

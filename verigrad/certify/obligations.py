@@ -114,16 +114,18 @@ def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: x is None)
 
 
-def _risky_cotangents(importer, primal, cotangents) -> dict:
+def _risky_cotangents(importer, cotangents) -> dict:
     """``{argument: (its [finite] tensor, where the risk arose)}`` for the cotangents JAX
-    may compute as NaN or infinite (a log, a division, a square root outside its domain)
-    although the forward is finite for every input: there the kernel's total reading
+    may compute as NaN or infinite (a log, a division, a square root outside its domain):
+    where they are, the kernel's total reading
     (``0 * log(u) = 0``, ``0^-1 = 0``) agrees with the math, not with XLA, so the
-    backward's finiteness is a claim of its own. (Where the forward itself may be
-    non-finite, it is not claimed.)"""
+    backward's finiteness is a claim of its own. It is claimed everywhere, also where the
+    forward may be non-finite: that a forward is non-finite somewhere (``log(x^2)`` at 0)
+    says nothing of the other inputs, and "finite wherever the forward is" would need a
+    product over all of the forward's entries, which the kernel has no term for. So a
+    backward non-finite exactly where its forward is (``2/x`` for ``log(x^2)``) is not
+    PROVED: sound, incomplete."""
     from verigrad.frontends.jaxpr_rules import FINITE, facts
-    if any(facts(importer, t).risk > FINITE for t in primal):
-        return {}
     out = {}
     for p, g in cotangents.items():
         f = facts(importer, g) if g is not None else None
@@ -291,7 +293,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
     ob.mask_as_inf = settings.mask_as_inf
     ob.alive = dict(importer.alive)
-    ob.risky = _risky_cotangents(importer, primal, cotangents)
+    ob.risky = _risky_cotangents(importer, cotangents)
     from .validate import has_narrow_types
     ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
     ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
