@@ -814,11 +814,20 @@ def _pow(ctx, eqn, x, y):
     if kind != "real":
         raise JaxprImportError(f"pow of {eqn.outvars[0].aval.dtype} values is not supported")
     if y.const is not None and np.isfinite(y.const):
-        return _power_rule(ctx, eqn, x, S.exponent_of(S.number(y.const)))
+        q = S.exponent_of(S.number(y.const))
+        if q.denominator == 1 and float(y.const) != float(q):
+            # read as the whole number it is near, x ** q would be total; XLA computes the
+            # float's own power, NaN for a negative x: the exponent is taken exactly
+            q = Fraction(float(y.const))
+        return _power_rule(ctx, eqn, x, q)
     if x.const is not None and np.isfinite(x.const) and x.const > 0:
         c = S.number(x.const)
         return real_op(lambda a, e: S.fn("exp", S.mul(e, S.fn("log", c))), accept=NAN, sign=_pos)(ctx, eqn, x, y)
     _accept(ctx, [x, y], FINITE, "pow with varying exponents is modelled only for finite operands")
+
+    if y.const is not None and not np.all(np.asarray(y.const, dtype=np.float64)
+                                          == np.round(np.asarray(y.const, dtype=np.float64))):
+        raise JaxprImportError("pow with an array of exponents that are not whole numbers is not supported")
 
     def entry(idx):
         base, e = x.at(_bidx(x, shape, idx)), y.at(_bidx(y, shape, idx))
