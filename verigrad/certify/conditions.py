@@ -14,10 +14,12 @@ piecewise analytic (an indicator of real data, a max, integer data, an opaque
 function) can vanish on a whole region: ``sum_c relu(c - x^2)`` is 0 wherever
 ``|x| > sqrt(max c)``, far from any input a sample would draw, and a backward wrong just
 there would pass every sample. Such a condition is not accepted, whatever the samples
-say. (Integer data: ``i - n != 0`` excludes exactly the off-by-one cases.) One
-piecewise form is accepted because it is positive outright: a masked softmax's
-denominator, a sum of positive terms times a mask whose rows are assumed to have a true
-entry (``--assume "any(mask, -1)"``).
+say. (Integer data: ``i - n != 0`` excludes exactly the off-by-one cases.) A ``u``
+positive at every input is accepted whatever its pieces: by structure
+(``positive_everywhere``: ``exp`` of anything, a causal softmax's denominator, whose
+window keeps ``b = 0``) or by an assumption (a masked softmax's denominator, a sum of
+positive terms times a mask whose rows are assumed to have a true entry,
+``--assume "any(mask, -1)"``).
 
 A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
 bounds a base (of a log, a fractional power). Off ties, what it compares must be
