@@ -1,11 +1,12 @@
-"""The kernel's budget: 3,500 lines of code, so that one person can read it in a sitting.
+"""The kernel's size. Its budget is 3,500 lines in all (``wc -l verigrad/kernel/*.py``), so
+that one person can read it in a sitting. It is OVER that budget today (4,417 lines on
+2026-12-01, after the permutation and piecewise rules of issue 12); moving the parts that
+need no trust (the trace decoder, the axiom descriptions) out and tightening prose is
+open work. Until then this test guards the part that can only grow by adding logic:
+the lines of code, counted as cloc does (a line with a token other than a comment or a
+docstring), must stay under 3,500.
 
-Lines of code are counted the usual way (as cloc or sloccount do): a line that holds a
-token of Python other than a comment or a docstring. Blank lines, comments and
-docstrings are free: the kernel should explain itself, and its budget must never be a
-reason to drop a comment or squeeze code into dense one-liners.
-
-    .venv/bin/python tests/kernel/test_budget.py      # prints the count per file
+    .venv/bin/python tests/kernel/test_budget.py      # prints both counts per file
 """
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_the_count_skips_comments_docstrings_and_blank_lines_only():
 
 if __name__ == "__main__":
     counts = kernel_lines()
+    physical = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(KERNEL.glob("*.py"))}
     for name, n in counts.items():
-        print(f"{n:6d}  verigrad/kernel/{name}")
-    print(f"{sum(counts.values()):6d}  in all (budget {BUDGET:,})")
+        print(f"{n:6d} code {physical[name]:6d} lines  verigrad/kernel/{name}")
+    print(f"{sum(counts.values()):6d} code {sum(physical.values()):6d} lines  in all (budget {BUDGET:,} lines)")
     sys.exit(0)
