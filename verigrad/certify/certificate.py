@@ -142,6 +142,15 @@ def difference(a: float, b: float) -> str:
     return f" (differs by {d:.3g}" + (f", relatively {d / scale:.2g})" if scale >= ROUNDING else ")")
 
 
+# What a PROVED certificate says, and what it leaves out. The kernel reasons about exact
+# reals; the import check runs the code as XLA does at sampled points. A float effect the
+# exact reals do not have (rounding; overflow to inf; underflow to 0, after which a log or
+# a division of the underflowed value is infinite and ``0 * inf`` is NaN: red team RT-10)
+# is outside the claim, and the certificate says so.
+SCOPE = ("for every size, in exact real arithmetic: float rounding, overflow and underflow "
+         "are outside the claim")
+
+
 @dataclass
 class Certificate:
     """The outcome of certifying one claim (or a claim per argument in ``wrt``)."""
@@ -182,6 +191,7 @@ class Certificate:
             "evidence": self.evidence,
             "seconds": round(self.seconds, 6),
             "sizes": {str(k): v for k, v in self.sizes.items()},
+            "scope": SCOPE,
         }
 
     def to_json(self) -> str:
