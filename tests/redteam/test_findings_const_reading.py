@@ -1,4 +1,4 @@
-"""Red team RT-11: a comparison constant a few ulps from a whole number is read as that
+"""Red team RT-11 (fixed): a comparison constant a few ulps from a whole number is read as that
 number, and a comparison with an index is then decided at the wrong integer.
 
 ``jaxpr_scalar._reading`` reads a float constant as the simplest rational within 4 ulps of
@@ -24,6 +24,12 @@ At every size n >= 101 the backward is 2 g at index 100 where J^T dy is g, for e
 number exactly, in ``jaxpr_rules._pow`` only.) Real data shows it too: ``[x > C]`` is
 read as ``[x > 100]``, wrong on the interval (99.99998, 100), with only the float32-cast
 assumption recorded.
+
+Fix: a float that is not a whole or half number is never read as one (``_reading``), so
+the reading and the float are on the same side of every integer and half-integer. What
+remains of the 4-ulp reading is a rounding-scale effect that certificates state: two
+different floats within 4 ulps of one simple number (float32 0.33333334 and 0.33333331,
+both read 1/3) are read alike, so a threshold or a kink can move by a few ulps.
 """
 import jax
 import jax.numpy as jnp
@@ -64,11 +70,47 @@ def test_rt11_the_backward_is_wrong_at_index_100(x64):
                 assert got[100] == 2.0 and want[100] == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="RT-11: jaxpr_scalar._reading reads the float32 constant 99.99998 "
-                                       "(exactly 99.99997711181640625) as 100, so [i > C] for an index i is "
-                                       "decided as [i >= 101]; XLA gives [i >= 100]; validation never reaches "
-                                       "index 100 (sizes <= 13)")
 def test_rt11_not_proved():
     with jax.enable_x64(True):
         cert = verigrad.certify(_f(), shapes={"x": "n"})
     assert cert.status != "PROVED", (cert.side_conditions, cert.assumptions)
+
+
+def _pair(fwd, bwd):
+    f = jax.custom_vjp(fwd)
+    f.defvjp(lambda x: (fwd(x), x), bwd)
+    return f
+
+
+def test_rt11_float64_threshold_just_below_a_whole_number_is_not_proved():
+    c = 100 - 2 ** -46                  # 99.99999999999999, within 4 float64 ulps of 100
+    fwd = lambda x: x * jnp.where(jnp.arange(x.shape[0]) > 100, 2.0, 1.0)
+    bwd = lambda x, g: (g * jnp.where(jnp.arange(x.shape[0], dtype=x.dtype) > c, 2.0, 1.0),)
+    with jax.enable_x64(True):
+        assert verigrad.certify(_pair(fwd, bwd), shapes={"x": "n"}).status != "PROVED"
+
+
+def test_rt11_data_threshold_just_below_a_whole_number_is_not_proved():
+    # [x > 99.99998] against [x > 100]: wrong on the interval (99.99998, 100) of inputs
+    fwd = lambda x: jnp.where(x > 100.0, 2.0 * x, x)
+    bwd = lambda x, g: (g * jnp.where(x > C, 2.0, 1.0).astype(x.dtype),)
+    with jax.enable_x64(True):
+        assert verigrad.certify(_pair(fwd, bwd), shapes={"x": "n"}).status != "PROVED"
+
+
+def test_rt11_the_reading_keeps_the_programmers_numbers_and_no_false_whole_ones():
+    from fractions import Fraction
+    from verigrad.frontends.jaxpr_scalar import _reading
+    assert _reading(float(C), np.float32) != 100
+    assert _reading(100 - 2 ** -46) != 100
+    assert _reading(float(np.float32(2.4999998)), np.float32) != Fraction(5, 2)
+    assert _reading(1 - 0.9) == Fraction(1, 10)            # c + (1 - c) = 1 still holds
+    assert _reading(float(np.float32(1 / 3)), np.float32) == Fraction(1, 3)
+    assert _reading(100.0) == 100 and _reading(2.5) == Fraction(5, 2)
+
+
+def test_rt11_the_same_threshold_on_both_sides_still_proves():
+    fwd = lambda x: jnp.where(x > C, 2.0 * x, x)
+    bwd = lambda x, g: (g * jnp.where(x > C, 2.0, 1.0).astype(x.dtype),)
+    with jax.enable_x64(True):
+        assert verigrad.certify(_pair(fwd, bwd), shapes={"x": "n"}).status == "PROVED"

@@ -147,8 +147,10 @@ def difference(a: float, b: float) -> str:
 # exact reals do not have (rounding; overflow to inf; underflow to 0, after which a log or
 # a division of the underflowed value is infinite and ``0 * inf`` is NaN: red team RT-10)
 # is outside the claim, and the certificate says so.
-SCOPE = ("for every size, in exact real arithmetic: float rounding, overflow and underflow "
-         "are outside the claim")
+# Constants are read as the simplest number within 4 ulps of the float (so ``1 - 0.9`` is
+# 1/10), never as a whole or half number the float is not (red team RT-11).
+SCOPE = ("for every size, in exact real arithmetic, each float constant read as the simplest number "
+         "within 4 ulps of it: float rounding, overflow and underflow are outside the claim")
 
 
 @dataclass

@@ -181,7 +181,7 @@ def _reading(v: float, dtype=None) -> Fraction:
     in the last place of its dtype (``1 - 0.9`` is 1/10, ``1/3`` is 1/3, so the
     programmer's identities such as ``c + (1 - c) = 1`` hold), unless that needs a
     denominator beyond ``MAX_DENOMINATOR``; then the shortest decimal that rounds to it
-    (``0.044715`` is ``44715/10^6``)."""
+    (``0.044715`` is ``44715/10^6``). Never a whole or half number the float is not."""
     wide = dtype is None or np.dtype(dtype).itemsize >= 8
     dec = Fraction(repr(v)) if wide else \
         Fraction(np.format_float_scientific(np.asarray(v, dtype=dtype)[()], unique=True))
@@ -200,6 +200,13 @@ def _reading(v: float, dtype=None) -> Fraction:
         return dec
     q = simplest_between(lo, hi)
     if q.denominator > limit or q.denominator >= dec.denominator:
+        return dec
+    if q.denominator <= 2:
+        # A float that is not a whole or half number is never read as one (red team
+        # RT-11: float32 99.99998 read as 100 moved ``[i > C]`` for an index i to
+        # ``[i >= 101]``). With no such number in the window, the reading and the float lie
+        # on the same side of every integer and half-integer, so comparisons with
+        # integers, floor, ceil, round and integer casts see the value XLA computes.
         return dec
     return q if v > 0 else -q
 
