@@ -1,4 +1,4 @@
-"""Red team RT-12: the importer models any jitted call *named* ``remainder`` (or
+"""Red team RT-12 (fixed: the body is compared with jnp's, traced afresh): the importer models any jitted call *named* ``remainder`` (or
 ``floor_divide``) as jnp's remainder ``t - k floor(t / k)`` (or ``floor(t / k)``); it
 looks at the name only, never at the body, so a user's own helper of that name is given
 jnp's semantics.
@@ -61,8 +61,21 @@ def test_rt12_the_backward_is_wrong_past_the_cap():
     assert want.tolist() == [0.0, 0.0, 0.0] and got.tolist() == [1.0, 0.0, 0.0]
 
 
-@pytest.mark.xfail(strict=True, reason="RT-12: jaxpr_perm._jit models a jitted call by its name "
-                   "(floor_divide/remainder), not its body; validation never draws integers >= 1e6")
 def test_rt12_not_proved():
     cert = verigrad.certify(_f(), shapes={"x": "n", "idx": "n:int32"})
     assert cert.status != "PROVED", (cert.side_conditions, cert.assumptions)
+
+
+def _pair(fwd, bwd):
+    f = jax.custom_vjp(fwd)
+    f.defvjp(lambda x, idx: (fwd(x, idx), idx), bwd)
+    return f
+
+
+def test_rt12_jnps_own_remainder_and_floor_divide_still_read_exactly():
+    # the same mask through jnp's functions on both sides: PROVED (their bodies match)
+    fwd = lambda x, idx: x * (jnp.remainder(idx // 2, 3) == 0)
+    ok = lambda idx, dy: (dy * ((idx // 2) % 3 == 0), None)
+    assert verigrad.certify(_pair(fwd, ok), shapes={"x": "n", "idx": "n:int32"}).status == "PROVED"
+    wrong = lambda idx, dy: (dy * ((idx // 2) % 3 == 1), None)
+    assert verigrad.certify(_pair(fwd, wrong), shapes={"x": "n", "idx": "n:int32"}).status == "REFUTED"

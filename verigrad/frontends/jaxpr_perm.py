@@ -263,15 +263,33 @@ def _gather(ctx, eqn, x, indices):
 _call = RULES["jit"]
 
 
+def _is_jnps(eqn, name: str) -> bool:
+    """Whether the jitted call's body is ``jnp.<name>``'s, traced afresh at the same
+    argument types: a user's function may carry the same name and compute something else
+    (red team RT-12: a ``remainder`` that clips first was read as ``jnp.remainder``)."""
+    import jax
+    import jax.numpy as jnp
+    args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, weak_type=v.aval.weak_type) for v in eqn.invars]
+    wide = any(v.aval.dtype.itemsize == 8 for v in eqn.invars)     # traced under x64: keep its types
+    try:
+        with jax.enable_x64(wide):
+            ref = jax.make_jaxpr(getattr(jnp, name))(*args).jaxpr.eqns
+    except Exception:  # noqa: BLE001 - not traceable alike: not jnp's function
+        return False
+    return len(ref) == 1 and ref[0].primitive is eqn.primitive and \
+        str(ref[0].params["jaxpr"]) == str(eqn.params["jaxpr"])
+
+
 @rule("jit")
 def _jit(ctx, eqn, *ins):
     """``jnp.floor_divide`` of integer data by a positive integer expression (``argsort(e) //
     k`` in top-k routing) is the kernel's ``IntDiv``, and ``jnp.remainder`` ``t - k IntDiv(t, k)``,
     exact for every integer (JAX's bodies, ``div`` and ``rem`` with a sign correction,
-    would need division of data); every other call is inlined by ``jaxpr_rules``."""
+    would need division of data); every other call, and one of that name whose body is
+    not jnp's, is inlined by ``jaxpr_rules``."""
     name = eqn.params.get("name")
     if name in ("floor_divide", "remainder") and len(ins) == 2 and all(t.kind == "int" for t in ins) \
-            and not ins[1].shape:
+            and not ins[1].shape and _is_jnps(eqn, name):
         k = S.int_poly(ins[1].at(()))
         probe = ins[0].at(_generic(ins[0].shape))
         if k is not None and not k.index_atoms() and nonneg(k - 1) and S.int_poly(probe) is None:
