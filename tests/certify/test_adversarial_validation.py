@@ -99,6 +99,8 @@ def test_integer_draws_reach_the_edges():
     assert {2, 3, 4, 5, 6} <= set(free.tolist())           # around the constant and the size
     ranged = np.concatenate([integer_values((200,), k, rng, sizes, 7, ()) for k in DRAWS])
     assert ranged.min() == 0 and ranged.max() == 6          # inside the assumed range, both edges
+    far = np.concatenate([integer_values((400,), k, rng, sizes, None, (1e6, -3e8)) for k in DRAWS])
+    assert {10 ** 6, 10 ** 6 + 1, -3 * 10 ** 8, -3 * 10 ** 8 + 1} <= set(far.tolist())   # large constants too
 
 
 def test_seeds_do_not_depend_on_hashing():
