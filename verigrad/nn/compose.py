@@ -79,14 +79,19 @@ def certify(layer: Layer, path: str = "net") -> Certified:
 
 @contextlib.contextmanager
 def gc_paused():
-    """The cyclic garbage collector paused for the block: terms make no reference cycles,
-    and once a network is certified each full collection rescans millions of hash-consed
-    terms (seconds, for the ViT)."""
+    """The cyclic garbage collector paused for the block, and what the block made frozen
+    (``gc.freeze``) after it: terms make no reference cycles and live as long as the
+    process (they are hash-consed), yet once a network is certified each collection would
+    rescan its millions of terms (1.5 to 2 CPU seconds of a ViT block's 6.5). The cost:
+    reference cycles that became garbage inside the block are never collected (memory
+    grows by a few percent per certification; measured: 4 ViT blocks, 1.35 GB against
+    1.25 GB)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was:
             gc.enable()
 
