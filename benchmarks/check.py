@@ -5,7 +5,7 @@ For every theorem of the library, every ``examples/certify`` function and a sele
 zoo layers, the claim is proved in a fresh child process (forked from a parent that has
 imported verigrad but proved nothing, so the kernel's caches start cold) and its trace
 written; then the trace is replayed as ``verigrad check`` replays it: in a fresh Python
-process that loads only the kernel (a child forked from the parent would carry all of
+process that loads only the kernel and the trace decoder (a child forked from the parent would carry all of
 verigrad and JAX, whose pages it copies as it touches them). Proving is what a user waits for (the proof script and its tactics; tracing,
 import, translation validation and the kernel for certify); replaying is the kernel's
 rules alone, with the untrusted search's choices read back from the trace. Both are
@@ -99,28 +99,29 @@ def prove_layer(name, out):
     return seconds
 
 
-# -- replaying (in a child that loads only the kernel) -------------------------------------------
+# -- replaying (in a child that loads only the kernel and the decoder) ---------------------------
 
-# As ``verigrad check`` boots: a bare ``verigrad`` package (its __init__, which loads the
-# printer and the untrusted search, is not run), then the kernel's replay only.
+# As ``verigrad check`` boots: bare ``verigrad`` and ``verigrad.trace`` packages (their
+# __init__, which loads the printer, the untrusted search and the writer, is not run),
+# then the trace decoder only, which imports the kernel.
 REPLAY = r"""
-import json, sys, time, types
-pkg = types.ModuleType("verigrad")
-pkg.__path__ = [sys.argv[2]]
-sys.modules["verigrad"] = pkg
-from verigrad.kernel.replay import replay
+import json, os, sys, time, types
+for name, path in (("verigrad", sys.argv[2]), ("verigrad.trace", os.path.join(sys.argv[2], "trace"))):
+    pkg = types.ModuleType(name)
+    pkg.__path__ = [path]
+    sys.modules[name] = pkg
+from verigrad.trace.replay import extra_modules, replay
 t0 = time.perf_counter()
 with open(sys.argv[1]) as f:
     claims = replay(json.load(f))
 seconds = time.perf_counter() - t0
-leaked = [m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel")]
-print(json.dumps({"seconds": seconds, "claims": len(claims), "leaked": leaked + ["jax"] * ("jax" in sys.modules)}))
+print(json.dumps({"seconds": seconds, "claims": len(claims), "leaked": extra_modules(sys.modules)}))
 """
 
 
 def replay_trace(path):
     """Seconds to read and replay the trace in a fresh process that loads only the kernel
-    (as ``verigrad check`` does), and the modules beyond the kernel it loaded."""
+    and the decoder (as ``verigrad check`` does), and any other modules it loaded."""
     import subprocess
     out = subprocess.run([sys.executable, "-I", "-c", REPLAY, path, str(ROOT / "verigrad")], capture_output=True,
                          text=True)
@@ -140,7 +141,7 @@ def measure(kind, name, prove, arg, tmp):
         runs.append(replay_trace(out))
     proving = statistics.median(proves)
     if leaked := sorted({m for _, ms in runs for m in ms}):
-        raise RuntimeError(f"the replay loaded more than the kernel: {leaked}")
+        raise RuntimeError(f"the replay loaded more than the kernel and the decoder: {leaked}")
     replaying = statistics.median(s for s, _ in runs)
     return kind, name, proving, replaying, Path(out).stat().st_size
 
@@ -149,7 +150,7 @@ def main(argv=None):
     parts = set(argv if argv is not None else sys.argv[1:]) or {"library", "certify", "layers"}
     # The parent imports verigrad (so children start with its modules loaded) but proves nothing.
     import verigrad  # noqa: F401
-    import verigrad.kernel.replay  # noqa: F401
+    import verigrad.trace.replay  # noqa: F401
     from verigrad.proof.library import load_library
     import verigrad.nn.report  # noqa: F401
     import verigrad.certify.api  # noqa: F401

@@ -26,7 +26,7 @@ PUBLIC = [
     ("verigrad.run.backend", "ArgumentError"), ("verigrad.run.backend", "BackendUnavailable"),
     ("verigrad.run.train", "Diverged"), ("verigrad.run.dataset", "DataError"),
     ("verigrad.run.params_io", "ParamsError"), ("verigrad.run.distributed", "PlacementError"),
-    ("verigrad.kernel.sizes", "KernelError"), ("verigrad.kernel.replay", "TraceError"),
+    ("verigrad.kernel.sizes", "KernelError"), ("verigrad.trace.replay", "TraceError"),
 ]
 # Defined in modules other engineers own; each becomes a subclass with a one-line change there.
 

@@ -8,7 +8,7 @@ import pytest
 
 from verigrad.kernel import (Argsort, Failure, IndexVar, IntEq, KernelError, Lamda, Num, RealCond, SizeSym, Sum,
                              Theorem, Var, prove_equal, vjp_statement)
-from verigrad.kernel.replay import replay
+from verigrad.trace.replay import replay
 from verigrad.trace import trace_of
 
 n, d = SizeSym("n"), SizeSym("d")

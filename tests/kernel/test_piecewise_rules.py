@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from verigrad.kernel import (Func, IndexVar, IntCond, IntVal, Lamda, Num, RealCond, ReduceMax, SizeSym, Sum,
                              Theorem, Var, prove_equal, vjp_statement)
-from verigrad.kernel.replay import replay
+from verigrad.trace.replay import replay
 from verigrad.trace import trace_of
 
 n = SizeSym("n")

@@ -1,16 +1,22 @@
 """Proof traces and ``verigrad check`` (issue 10): every PROVED can be replayed by the
-kernel alone, in a fresh process; an edited or forged trace is refused."""
+kernel alone, in a fresh process that loads only the kernel and the trace decoder
+(``verigrad.trace.replay``, untrusted: each step goes through the kernel's
+``replay_step``); an edited or forged trace is refused."""
 import json
 import subprocess
 import sys
+import types
+from pathlib import Path
 
 import pytest
 
-from verigrad.kernel import (IndexVar, IntCond, IntVal, Num, SizeSym, Sum, Theorem, Var, instantiate, prove_equal,
-                             refl, vjp_statement)
-from verigrad.kernel.replay import TraceError, replay
+import verigrad.trace
+from verigrad.kernel import (IndexVar, IntCond, IntVal, KernelError, Num, SizeSym, Sum, Theorem, Var, instantiate,
+                             prove_equal, refl, vjp_statement)
+from verigrad.kernel.theorem import replay_step
 from verigrad.trace import trace_of, write_trace
-from verigrad.trace.command import check
+from verigrad.trace.command import BOOT, check
+from verigrad.trace.replay import TraceError, extra_modules, replay
 
 n = SizeSym("n")
 
@@ -37,6 +43,45 @@ def test_a_trace_replays_in_a_process_that_loads_only_the_kernel(tmp_path):
     assert "Sum[b<n]([b >= 1]) = n - 1" in shown.stdout.replace("b ≥ 1", "b >= 1") or "Sum" in shown.stdout
     rows = [json.loads(line) for line in cli("check", "--json", str(path)).stdout.splitlines()]
     assert [r["statement"] for r in rows] and all(r["status"] == "PROVED" for r in rows)
+
+
+def test_the_checker_loads_the_kernel_and_the_decoder_only(tmp_path):
+    th, _ = small_proof()
+    path = write_trace(tmp_path / "p.trace.json", [("window", th)])
+    listing = BOOT.replace("sys.exit(main(sys.argv[2:]))", "main(sys.argv[2:])\nprint(sorted(m for m in sys.modules "
+                           "if m.startswith(('verigrad', 'jax'))))")
+    root = str(Path(verigrad.trace.__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-I", "-c", listing, root, str(path)], capture_output=True, text=True)
+    loaded = eval(done.stdout.splitlines()[-1])
+    assert {m for m in loaded if not m.startswith("verigrad.kernel.")} \
+        == {"verigrad", "verigrad.kernel", "verigrad.trace", "verigrad.trace.replay"}, loaded
+
+
+def test_the_checker_refuses_to_report_after_loading_more():
+    bare = types.ModuleType
+    clean = {m: bare(m) for m in ("verigrad", "verigrad.kernel", "verigrad.kernel.theorem", "verigrad.trace",
+                                  "verigrad.trace.replay", "json")}
+    assert extra_modules(clean) == []
+    assert extra_modules({**clean, "verigrad.report.printing": bare("p")}) == ["verigrad.report.printing"]
+    assert extra_modules({**clean, "jax": bare("jax")}) == ["jax"]
+    ran = bare("verigrad.trace")
+    ran.__file__ = "verigrad/trace/__init__.py"         # the package's __init__ (the writer) was run
+    assert extra_modules({**clean, "verigrad.trace": ran}) == ["verigrad.trace"]
+    assert extra_modules(sys.modules)                   # this process has loaded all of verigrad
+
+
+def test_replay_step_is_the_kernel_check_of_a_recorded_statement():
+    x = Var("x", (n,))
+    th = refl(x)
+    again = replay_step("refl", [], (x,), None, (x, x, (), ()))
+    assert again.lhs is x and again.rule == "refl"
+    assert replay_step("symm", [th], (), None, (x, x, (), ())).rule == "symm"
+    with pytest.raises(KernelError, match="states something other"):
+        replay_step("refl", [], (x,), None, (x, Var("y", (n,)), (), ()))
+    with pytest.raises(KernelError, match="unknown rule"):
+        replay_step("forge", [], (), None, (x, x, (), ()))
+    with pytest.raises(KernelError, match="the decision fails"):
+        replay_step("decide", [], (x, Var("y", (n,)), ()), [], (x, Var("y", (n,)), (), ()))
 
 
 def test_an_edited_step_is_refused(tmp_path):

@@ -9,7 +9,7 @@ kernel imports nothing from the rest of verigrad and nothing of JAX. Modules:
 - ``normal``     the normal form and its algebra (the decision procedure's heart)
 - ``derivative`` partial derivatives of normal forms
 - ``axioms``     the registry of named, justified axioms
-- ``theorem``    ``Theorem`` and the rules that alone construct it
+- ``theorem``    ``Theorem``, the rules that alone construct it, and ``replay_step``
 - ``reify``      normal forms back to terms (for side conditions and residuals)
 - ``permutation`` argsort and equalities against its entries (rules hooked into the normal form)
 

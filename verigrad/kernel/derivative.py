@@ -8,10 +8,10 @@ produces are eliminated by the normalizer's sums.
 
 Every rule is valid where the term is differentiable. Where that needs a condition it
 is recorded: a base raised to a negative or fractional power must be nonzero (or
-positive), and an indicator ``[t > 0]`` is differentiated as 0 off its kink ``t == 0``
-where ``t`` is itself differentiable (for relu this is the convention ``relu'(0) = 0``). ``max`` over an index and second
-derivatives of opaque functions raise ``NotDifferentiable``; ``max`` over an index is
-differentiated where one index alone attains it (recorded).
+positive), an indicator ``[t > 0]`` is differentiated as 0 off its kink ``t == 0`` where
+``t`` is itself differentiable (for relu the convention ``relu'(0) = 0``), and ``max``
+over an index where one index alone attains it. A second derivative of an opaque
+function (or an atom with no rule) raises ``NotDifferentiable``.
 """
 from __future__ import annotations
 

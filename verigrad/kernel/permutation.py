@@ -16,30 +16,12 @@ Atoms (``PermA``, ``PermEqA``) take the vector as a ``TensorNF`` ``lam[b < n]{u}
   ``[0, n)`` (the kernel's total reading of an entry). Integer-valued, in ``[0, n)``.
 - ``PermEqA(s, a, b, inv)``: ``[PermA(s, a, inv) == b]``, literally.
 
-Rules (each an axiom of the registry, each applied only where its precondition is
-checked here):
-
-- ``argsort_inverse``: ``argsort(Q)[a] = Q^-1[a]`` where ``Q`` normalizes to the entries of
-  a permutation atom (``P`` or ``P^-1`` of the same length): the argsort of a permutation
-  is its inverse, and the inverse of ``P^-1`` is ``P``. Never applied to other integer
-  data (an argsort of arbitrary integers is just another ``PermA``).
-- ``perm_range``: ``0 <= P[a] <= n - 1`` decides ``[+-P[a] + r >= 0]`` and ``[P[a] == b]``
-  when the integer expression ``r`` (or ``b``) puts it on one side of that range.
-- ``perm_bijection``: ``[P^-1[a] == b] = [0 <= b < n] [P[b] == a]`` for ``a`` provably in
-  ``[0, n)``: ``P`` is a bijection of ``[0, n)`` and ``P^-1`` its inverse. This is the
-  bijection rule ``sum_i [P[i] == j] f(i) = sum_i [P^-1[j] == i] f(i)`` in pointwise form;
-  it exists only for atoms built by ``Argsort``, so a gather by arbitrary integer data
-  (duplicates: ``sum_i [idx[i] == j]`` is a multiplicity) never gets it.
-- ``perm_functional``: ``[P[a] == b][P[a] == c] = [P[a] == b][b == c]`` (true of any value).
-- ``perm_injective``: ``[P[a] == b][P[c] == b] = [P[a] == b][a == c]`` for ``a, c`` provably in
-  ``[0, n)``.
-- ``perm_count``: ``sum_{i < n} [P[i] == b] = [0 <= b < n]`` (exactly one ``i`` maps to
-  each ``b`` of the range) and ``sum_{b < n} [P[a] == b] = 1`` (every entry has one value,
-  in ``[0, n)``), for a sum whose binder occurs in nothing else.
-- ``deriv_argsort``: ``d P[a] = 0`` where the entries of ``s`` are pairwise distinct (a
-  permutation is locally constant off ties, ``s`` being continuous there: its own
-  conditions are recorded); recorded as the condition ``n + 1/2 - #{(c, d): s_c = s_d}
-  > 0``, a measure-zero exclusion like the max's unique argmax.
+Rules: the axioms registered at the end of this module (each states its precondition,
+and each is applied only where that precondition is checked here). ``perm_bijection``
+is the bijection rule ``sum_i [P[i] == j] f(i) = sum_i [P^-1[j] == i] f(i)`` in pointwise
+form; it and the other bijection rules (``perm_injective``, ``perm_count``) exist only
+for atoms built by ``Argsort``, so a gather by arbitrary integer data (with duplicates:
+``sum_i [idx[i] == j]`` is a multiplicity) never gets them.
 """
 from __future__ import annotations
 
@@ -50,7 +32,7 @@ from . import reify as R
 from . import terms as T
 from .axioms import _r
 from .derivative import derivative
-from .sizes import KernelError, Poly, as_poly, floordiv, fresh_index, nonneg, poly_str
+from .sizes import KernelError, Poly, as_poly, floordiv, fresh_index, nonneg, outside, poly_str
 
 
 # -- terms --------------------------------------------------------------------------------
@@ -178,17 +160,13 @@ def _decide_div(nz: N.Normalizer, atom: DivA, c: int, r: Poly):
     return None
 
 
-def _outside(p: Poly, n: Poly) -> bool:
-    return nonneg(-p - 1) or nonneg(p - n)
-
-
 def _inside(p: Poly, n: Poly) -> bool:
     return nonneg(p) and nonneg(n - 1 - p)
 
 
 def perm(nz: N.Normalizer, s: N.TensorNF, a: Poly, inv: bool) -> N.NF:
     """``PermA(s, a, inv)``; 0 for ``a`` provably off the range."""
-    if _outside(a, _size(s)):
+    if outside(a, _size(s)):
         nz.use("entry_off_shape")
         return N.ZERO
     return N.nf_atom(PermA(s, a, bool(inv)))
@@ -284,24 +262,16 @@ def perm_eq(nz: N.Normalizer, s: N.TensorNF, a: Poly, b: Poly, inv: bool) -> N.N
     """``[PermA(s, a, inv) == b]``, written with the forward permutation where the
     bijection rule allows."""
     n = _size(s)
-    if _outside(a, n):                  # the entry reads 0
+    if outside(a, n):                   # the entry reads 0
         nz.use("entry_off_shape")
         return nz.delta(b)
-    if _outside(b, n):
+    if outside(b, n):
         nz.use("perm_range")
         return N.ZERO
     if inv and _inside(a, n):
         nz.use("perm_bijection")
         return nz.mul(nz._in_range(b, n), perm_eq(nz, s, b, a, False))
     return N.nf_atom(PermEqA(s, a, b, bool(inv)))
-
-
-def _renorm_perm(nz, s, a, inv):
-    return perm(nz, s, a, inv)
-
-
-def _renorm_eq(nz, s, a, b, inv):
-    return perm_eq(nz, s, a, b, inv)
 
 
 def sum_count(nz: N.Normalizer, bs, m: N.Mono):
@@ -394,9 +364,9 @@ _r("deriv_argsort", "d argsort(s)[a] = 0 where the entries of s are pairwise dis
    "conditions are recorded), so the order is locally constant. Precondition, recorded as the condition "
    "n + 1/2 - #{(c, d) : s_c = s_d} > 0 (only the n diagonal pairs tie), like the max's unique argmax.")
 
-N._RENORMALIZE[PermA] = _renorm_perm
+N._RENORMALIZE[PermA] = perm
 N._RENORMALIZE[DivA] = floor_div
-N._RENORMALIZE[PermEqA] = _renorm_eq
+N._RENORMALIZE[PermEqA] = perm_eq
 N.Normalizer.decide_ge = staticmethod(decide_ge)
 N.Normalizer.sum_count = staticmethod(sum_count)
 N.Normalizer.merge_eqs = staticmethod(merge_eqs)

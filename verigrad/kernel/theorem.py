@@ -8,13 +8,15 @@ scalars with their facts) at which every hypothesis holds and every condition ho
 Only the functions of this module construct theorems (``_make``), and every rule
 accepts as a premise only a theorem ``_make`` issued, unchanged since. Tactics outside
 the kernel propose terms; these rules check. (Inside one Python process this protection
-is a guard against mistakes, not against a hostile caller, who can reach any object:
-a proof is trusted without trusting the process that made it by replaying its trace
-with ``verigrad check``, in a fresh process that loads only this kernel.)
+is a guard against mistakes, not against a hostile caller, who can reach any object: a
+proof is trusted without trusting the process that made it by replaying its trace with
+``verigrad check``, in a fresh process that loads only this kernel and the decoder.)
 
 Every theorem records the rule that made it and the rule's other inputs (``args``), so
-the proof can be written out as a trace and replayed (``replay.py``). Observers
-(``observers``) see every theorem made, e.g. to check it numerically while tests run.
+the proof can be written out as a trace and replayed: ``replay_step`` (at the end)
+applies a recorded step again and matches its statement; the trace reader that calls
+it is outside the kernel (``verigrad.trace.replay``). Observers (``observers``) see
+every theorem made, e.g. to check it numerically while tests run.
 """
 from __future__ import annotations
 
@@ -511,3 +513,42 @@ def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
     is (identities such as the sigmoid's that need a common denominator); then drop the
     groups of sums whose merged bodies cancel so (``Normalizer.cancel_sums``)."""
     return nz.cancel_sums(nz.clear_positive(diff))
+
+
+# -- replaying a recorded step -------------------------------------------------------------
+
+# Each rule under the name it records (``Theorem.rule``), taking the premises, the other
+# inputs (``args``) and, for a decision, the recorded choices, as a trace holds them.
+RULES = {
+    "refl": lambda ps, a, ch: refl(*a),
+    "assume": lambda ps, a, ch: assume(*a),
+    "symm": lambda ps, a, ch: symm(*ps),
+    "trans": lambda ps, a, ch: trans(*ps),
+    "index": lambda ps, a, ch: index(ps[0], *a),
+    "abstract": lambda ps, a, ch: abstract(ps[0], *a),
+    "definition": lambda ps, a, ch: define(*a)[1],
+    "rewrite": lambda ps, a, ch: rewrite(ps[0], *a),
+    "discharge": lambda ps, a, ch: discharge(*ps),
+    "at_elim": lambda ps, a, ch: at_elim(*a),
+    "instantiate": lambda ps, a, ch: instantiate(ps[0], dict(a[0])),
+    "decide": lambda ps, a, ch: prove_equal(a[0], a[1], using=ps, choices=ch),
+}
+
+
+def replay_step(rule: str, premises, args, choices, statement) -> Theorem:
+    """The trusted part of a replay: apply the rule named ``rule`` again to the theorems
+    ``premises`` and the inputs ``args`` (``choices``: a decision's recorded choices), and
+    return the theorem only if it states exactly ``statement``, the ``(lhs, rhs, hyps,
+    conds)`` a trace records for the step. The decoder that reads a trace into these
+    arguments (``verigrad.trace.replay``) is not trusted: whatever it passes, the rule
+    checks its inputs, and the statement it reports is the one matched here."""
+    make = RULES.get(rule)
+    if make is None:
+        raise KernelError(f"unknown rule {rule!r}")
+    th = make(list(premises), tuple(args), choices)
+    if not isinstance(th, Theorem):
+        raise KernelError(f"the decision fails: {th}")
+    lhs, rhs, hyps, conds = statement
+    if (lhs, rhs, frozenset(hyps), frozenset(conds)) != (th.lhs, th.rhs, th.hyps, th.conds):
+        raise KernelError("the replayed rule states something other than the trace records")
+    return th

@@ -428,7 +428,7 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
 def _replayed(trace: dict, info: TheoremInfo):
     """The theorems of ``trace``, replayed by the kernel, if they are exactly what the
     theorem file states (its goals, under at most its givens); else None."""
-    from verigrad.kernel.replay import TraceError, replay
+    from verigrad.trace.replay import TraceError, replay
     try:
         theorems = [th for _, th in replay(trace)]
         stated = statement_of(info.module)

@@ -1,5 +1,6 @@
 """Proof traces: every PROVED result, written out so that it can be replayed (untrusted
-writer; the reader and the replay are the kernel's, ``verigrad.kernel.replay``).
+writer; the reader is ``verigrad.trace.replay``, untrusted too, and each step is
+replayed by the kernel's ``replay_step``).
 
     from verigrad.trace import write_trace
     write_trace("softmax.trace.json", [("dx = J^T dy", theorem)])
@@ -8,7 +9,7 @@ A trace is JSON: a table of objects (sizes, indices, polynomials, function symbo
 hash-consed terms), each built from earlier ones, and the steps: one kernel rule per
 theorem, its premises, its other inputs (the untrusted hooks' choices among them, as
 data) and the statement it produced. ``verigrad check TRACE...`` replays traces in a
-fresh process that loads only the kernel.
+fresh process that loads only the kernel and the reader.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from pathlib import Path
 
 from verigrad.kernel import Theorem
 from verigrad.kernel import terms as T
-from verigrad.kernel.replay import FORMAT, TERMS, VERSION
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
+from verigrad.trace.replay import FORMAT, TERMS, VERSION
 
 KERNEL = Path(__file__).resolve().parents[1] / "kernel"
 

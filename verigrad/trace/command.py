@@ -1,5 +1,6 @@
 """``verigrad check TRACE...``: replay proof traces in a fresh process that loads only
-the kernel (``verigrad.kernel.replay``), so a PROVED is trusted without trusting the
+the kernel and the trace decoder (``verigrad.trace.replay``, untrusted: it hands every
+step to the kernel's ``replay_step``), so a PROVED is trusted without trusting the
 Python process that made it.
 
 The fresh process decides: for each claim it reports PROVED (and the axioms) or the
@@ -17,14 +18,16 @@ from pathlib import Path
 NAME = "check"
 HELP = "replay proof traces with the kernel alone, in a fresh process"
 
-# The fresh process gets a bare ``verigrad`` package (its __init__, which loads the
-# printer and the untrusted search, is not run) and imports the kernel's replay only.
+# The fresh process gets bare ``verigrad`` and ``verigrad.trace`` packages (their
+# __init__, which loads the printer, the untrusted search and the trace writer, is not
+# run) and imports the trace decoder only, which imports the kernel.
 BOOT = """
-import sys, types
-pkg = types.ModuleType("verigrad")
-pkg.__path__ = [sys.argv[1]]
-sys.modules["verigrad"] = pkg
-from verigrad.kernel.replay import main
+import os, sys, types
+for name, path in (("verigrad", sys.argv[1]), ("verigrad.trace", os.path.join(sys.argv[1], "trace"))):
+    pkg = types.ModuleType(name)
+    pkg.__path__ = [path]
+    sys.modules[name] = pkg
+from verigrad.trace.replay import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -52,7 +55,7 @@ def check(paths) -> tuple[int, list]:
 
 def statement(path, step: int) -> dict:
     """The statement a trace records for ``step``, printed (the replay matched it)."""
-    from verigrad.kernel.replay import build, decode
+    from verigrad.trace.replay import build, decode
     trace = json.loads(Path(path).read_text())
     objs = []
     for entry in trace["objects"]:

@@ -1,16 +1,22 @@
-"""Proof traces, read back and replayed by the kernel's own rules (trusted).
+"""Proof traces read back and replayed (untrusted: a decoder in front of the kernel).
 
 A trace (JSON, written by ``verigrad.trace``) lists *objects* (sizes, indices,
 polynomials, function symbols, terms), each built from earlier ones, and *steps*: one
 rule application per theorem, naming its premises (earlier steps) and its other
 inputs, with the statement the writer says it produced. Replaying builds every object
 again through the kernel's public constructors (which check shapes and ranges, and
-cannot make a reserved index), applies every rule again, and refuses the trace unless
-each step states exactly what was recorded. Nothing in a trace is believed: a forged
-or edited step either replays to a true theorem or is refused.
+cannot make a reserved index) and hands every step to the kernel's ``replay_step``,
+which applies the rule again and refuses the step unless it states exactly what was
+recorded. Nothing in a trace is believed: a forged or edited step either replays to a
+true theorem or is refused.
 
-``main(paths)`` replays traces and reports each claim; ``verigrad check`` runs it in a
-fresh process that loads only this kernel.
+Why this decoder need not be trusted: it only builds objects through the kernel's
+constructors and calls ``replay_step``, whose rules check their inputs and which
+matches each step's recorded statement against the theorem the rule made (the trusted
+part of the replay, ``verigrad.kernel.theorem``). A bug here can make a wrong call, and
+then a trace is refused (or replays to another true theorem); it cannot make a
+theorem. ``main(paths)`` replays traces and reports each claim; ``verigrad check`` runs
+it in a fresh process that loads only the kernel and this module.
 """
 from __future__ import annotations
 
@@ -18,17 +24,22 @@ import json
 import sys
 from fractions import Fraction
 
-from . import terms as T
-from .permutation import Argsort, IntDiv, IntEq
-from .sizes import IndexVar, KernelError, Poly, SizeSym, as_poly, floordiv
-from .theorem import (Condition, Theorem, _gc_paused, abstract, assume, at_elim, define, discharge, index,
-                      instantiate, prove_equal, refl, rewrite, symm, trans)
+from verigrad.kernel import terms as T
+from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
+from verigrad.kernel.sizes import IndexVar, KernelError, SizeSym, as_poly, floordiv
+from verigrad.kernel.theorem import Condition, _gc_paused, replay_step
 
 FORMAT, VERSION = "verigrad-proof-trace", 1
 
 TERMS = {c.__name__: c for c in (T.Var, T.Num, T.Const, T.IntVal, T.Index, T.Lamda, T.Add, T.Mul, T.Pow, T.Func,
                                  T.Sum, T.ReduceMax, T.Delta, T.IntCond, T.RealCond, T.Apply, T.Deriv, T.Named,
                                  T.Vjp, T.At, Argsort, IntEq, IntDiv)}
+
+# What a replay may load besides the kernel (``verigrad.kernel.*``): this module, and the
+# two packages above it as bare namespaces (``verigrad check`` does not run their
+# ``__init__``, which would load the printer, the untrusted search and the trace writer).
+DECODER = ("verigrad.trace.replay",)
+BARE = ("verigrad", "verigrad.trace")
 
 
 class TraceError(KernelError):
@@ -90,26 +101,6 @@ def build(entry, objs):
     raise TraceError(f"unknown object kind {kind!r}")
 
 
-RULES = {
-    "refl": lambda ps, a, ch: refl(*a),
-    "assume": lambda ps, a, ch: assume(*a),
-    "symm": lambda ps, a, ch: symm(*ps),
-    "trans": lambda ps, a, ch: trans(*ps),
-    "index": lambda ps, a, ch: index(ps[0], *a),
-    "abstract": lambda ps, a, ch: abstract(ps[0], *a),
-    "definition": lambda ps, a, ch: define(*a)[1],
-    "rewrite": lambda ps, a, ch: rewrite(ps[0], *a),
-    "discharge": lambda ps, a, ch: discharge(*ps),
-    "at_elim": lambda ps, a, ch: at_elim(*a),
-    "instantiate": lambda ps, a, ch: instantiate(ps[0], dict(a[0])),
-    "decide": lambda ps, a, ch: prove_equal(a[0], a[1], using=ps, choices=ch),
-}
-
-
-def _statement(th: Theorem):
-    return th.lhs, th.rhs, th.hyps, th.conds
-
-
 @_gc_paused
 def replay(trace: dict) -> list:
     """Replay a trace (parsed JSON): ``[(claim name, Theorem)]``, or ``TraceError``."""
@@ -126,20 +117,14 @@ def replay(trace: dict) -> list:
     steps = []
     for k, step in enumerate(trace.get("steps", [])):
         try:
-            rule = RULES.get(step["rule"])
-            if rule is None:
-                raise TraceError(f"unknown rule {step['rule']!r}")
             parents = [steps[p] for p in step.get("parents", []) if 0 <= p < k]
             if len(parents) != len(step.get("parents", [])):
                 raise TraceError("a premise that is not an earlier step")
-            th = rule(parents, decode(["t", *step.get("args", [])], objs), step.get("choices"))
-            if not isinstance(th, Theorem):
-                raise TraceError(f"the decision fails: {th}")
             recorded = (decode(step["lhs"], objs), decode(step["rhs"], objs),
-                        frozenset(decode(h, objs) for h in step.get("hyps", [])),
-                        frozenset(Condition(c[0], decode(c[1], objs)) for c in step.get("conds", [])))
-            if recorded != _statement(th):
-                raise TraceError("the replayed rule states something other than the trace records")
+                        [decode(h, objs) for h in step.get("hyps", [])],
+                        [Condition(c[0], decode(c[1], objs)) for c in step.get("conds", [])])
+            th = replay_step(step["rule"], parents, decode(["t", *step.get("args", [])], objs), step.get("choices"),
+                             recorded)
         except Exception as e:  # noqa: BLE001 - whatever breaks, the trace is refused
             raise TraceError(f"step {k} ({step.get('rule') if isinstance(step, dict) else '?'}): {e}") from None
         steps.append(th)
@@ -151,12 +136,22 @@ def replay(trace: dict) -> list:
     return claims
 
 
+def extra_modules(modules) -> list:
+    """The modules in ``modules`` (a ``sys.modules``) that a replay must not load: any of
+    verigrad but the kernel and this decoder, ``verigrad`` and ``verigrad.trace`` unless
+    bare (their ``__init__`` not run), and JAX."""
+    out = [m for m in modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel.")
+           and m != "verigrad.kernel" and m not in DECODER + BARE]
+    out += [m for m in BARE if getattr(modules.get(m), "__file__", None) is not None]
+    return sorted(out) + ["jax"] * ("jax" in modules)
+
+
 def main(paths) -> int:
     """Replay each trace and print one JSON object per claim (its status, the step that
     proves it, its axioms) or per refused trace. Exit 0 when every trace replays, 1
-    otherwise, 2 if anything but the kernel was loaded. The statements themselves are
-    the trace's recorded objects of that step, which the replay has just matched: the
-    caller (``verigrad check``) prints them with the real printer."""
+    otherwise, 2 if anything but the kernel and this decoder was loaded. The statements
+    themselves are the trace's recorded objects of that step, which the kernel has just
+    matched: the caller (``verigrad check``) prints them with the real printer."""
     bad = 0
     for path in paths:
         try:
@@ -170,8 +165,7 @@ def main(paths) -> int:
         for k, (name, th) in enumerate(claims):
             print(json.dumps({"trace": path, "status": "PROVED", "claim": name, "step": trace["claims"][k]["step"],
                               "axioms": th.axioms()}))
-    loaded = sorted(m for m in sys.modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel"))
-    if loaded or "jax" in sys.modules:
+    if loaded := extra_modules(sys.modules):
         print(json.dumps({"status": "ERROR", "reason": f"the checker loaded more than the kernel: {loaded}"}))
         return 2
     return 1 if bad else 0
