@@ -181,6 +181,11 @@ class Certificate:
     def ok(self) -> bool:
         return self.status in ("PROVED", "CHECKED")
 
+    @property
+    def scope(self) -> str:
+        """What a PROVED or CHECKED statement covers, and what it leaves out."""
+        return SCOPE
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -193,7 +198,7 @@ class Certificate:
             "evidence": self.evidence,
             "seconds": round(self.seconds, 6),
             "sizes": {str(k): v for k, v in self.sizes.items()},
-            "scope": SCOPE,
+            "scope": self.scope,
         }
 
     def to_json(self) -> str:

@@ -122,7 +122,6 @@ def _wrt(wrt: dict):
 
 def certificate_html(cert) -> str:
     """A ``verigrad.certify.certificate.Certificate``."""
-    from verigrad.certify.certificate import SCOPE
     tex = cert.theorem.latex() if cert.theorem is not None else ""
     why = cert.counterexample or cert.evidence or cert.detail
     return _card(h("div", h("b", cert.name), " ", badge(cert.status)),
@@ -130,7 +129,7 @@ def certificate_html(cert) -> str:
                  _wrt(cert.wrt),
                  h("div", ("counterexample: " if cert.counterexample else "") + str(why), style=_MUTED) if why else None,
                  h("div", f"axioms: {', '.join(cert.axioms) or 'none'}", style=_MUTED) if cert.ok else None,
-                 h("div", f"holds {SCOPE}", style=_MUTED) if cert.ok else None,
+                 h("div", f"holds {cert.scope}", style=_MUTED) if cert.ok else None,
                  status=cert.status)
 
 
