@@ -1,0 +1,121 @@
+"""Red team RT-13: two different large constants given one source location are read as one
+kernel variable; the tie proves ``c2 - c1 = 0`` while XLA computes their difference, so a
+rendered step that changes a parameter update in training is tied and trained.
+
+``stablehlo_rules._constant`` reads a dense constant of more than ``MAX_LITERAL_ENTRIES``
+(256) entries as a free variable named after its location, ``Var("const@LINE:COL")``, and
+stores its value in ``interp.constants[var]``. The location comes from the text, which
+may write it (``loc("rt":1:1)``). Kernel variables are hash-consed by name and shape, so
+two constants of one shape at one location are *the same variable* (and the dict keeps
+the last value): the kernel sees ``c - c``, which normalizes to 0, for two arrays that
+differ. The XLA check runs the text itself, so the difference is gated by a trigger that
+its random draws (standard normal targets) never meet but every training batch does:
+all targets >= 0 (smoothed one-hot). Edit of a rendered MLP (sgd) ``train_step.mlir``,
+inserted before the return, the new ``head/b`` replaced by ``%rt9``:
+
+    %rt0 = stablehlo.constant dense<[1.0, 0.0 x 256]> : tensor<257xf32> loc("rt":1:1)
+    %rt1 = stablehlo.constant dense<[2.0, 0.0 x 256]> : tensor<257xf32> loc("rt":1:1)
+    %rt2 = stablehlo.subtract %rt1, %rt0               (XLA: [1, 0, ...]; the kernel: c - c = 0)
+    %rt4 = stablehlo.slice %rt2 [0:10]
+    %rt5 = reduce(y init: +inf) minimum                  (min over the batch's targets)
+    %rt7 = select(compare GE %rt5, 0.0, 1.0, 0.0)        (1 in training, 0 at the tie's draws)
+    %rt9 = head/b' + %rt4 * %rt7                         (head/b[0] += 1 every training step)
+
+with the manifest's sha256 updated. ``verigrad render DIR`` reports CHECKED (kernel and
+"XLA agrees"), ``ensure_tied`` accepts it, and ``verigrad train DIR --epochs 1`` on the
+64-128-10 MLP at batch 8 runs it: loss 6.63 and test accuracy 0.325 (render_tie
+CHECKED), against 2.006 and 0.78 for the rendered text. With a smoothed one-hot target
+XLA's new ``head/b`` differs from the original text's by exactly 1.0 at index 0.
+
+Fix direction: name a large constant by something the text cannot alias (a counter, or
+its content: identical constants may share a variable), or refuse two constants that
+would get one name.
+"""
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from verigrad.render import render
+from verigrad.render.tie import NotTied, ensure_tied
+from verigrad.run import backend as B
+from verigrad.run.manifest import sha256_file
+
+
+def _edit(src, dst):
+    """A copy of the rendered ``src`` with the aliased-constant edit (see the docstring)."""
+    shutil.copytree(src, dst)
+    m = json.loads((dst / "manifest.json").read_text())
+    ins = m["train_step"]["inputs"]
+    y = next(k for k, p in enumerate(ins) if p["role"] == "batch_y")
+    ys = "x".join(map(str, ins[y]["shape"])) + "xf32"
+    k = next(k for k, p in enumerate(m["train_step"]["outputs"]) if p["name"].endswith("head/b"))
+    path = dst / "train_step.mlir"
+    text = path.read_text()
+    ret = re.search(r"^(\s*)return (.*?) : (.*)$", text, re.M)
+    outs = [s.strip() for s in ret.group(2).split(",")]
+    a = ", ".join(["1.000000e+00"] + ["0.000000e+00"] * 256)
+    b = ", ".join(["2.000000e+00"] + ["0.000000e+00"] * 256)
+    body = [f'%rt0 = stablehlo.constant dense<[{a}]> : tensor<257xf32> loc("rt":1:1)',
+            f'%rt1 = stablehlo.constant dense<[{b}]> : tensor<257xf32> loc("rt":1:1)',
+            "%rt2 = stablehlo.subtract %rt1, %rt0 : tensor<257xf32>",
+            "%rt4 = stablehlo.slice %rt2 [0:10] : (tensor<257xf32>) -> tensor<10xf32>",
+            "%rtinf = stablehlo.constant dense<0x7F800000> : tensor<f32>",
+            f"%rt5 = stablehlo.reduce(%arg{y} init: %rtinf) applies stablehlo.minimum across dimensions = [0, 1] "
+            f": (tensor<{ys}>, tensor<f32>) -> tensor<f32>",
+            "%rtz = stablehlo.constant dense<0.000000e+00> : tensor<f32>",
+            "%rt6 = stablehlo.compare GE, %rt5, %rtz, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+            "%rtone = stablehlo.constant dense<1.000000e+00> : tensor<f32>",
+            "%rt7 = stablehlo.select %rt6, %rtone, %rtz : tensor<i1>, tensor<f32>",
+            "%rt7b = stablehlo.broadcast_in_dim %rt7, dims = [] : (tensor<f32>) -> tensor<10xf32>",
+            "%rt8 = stablehlo.multiply %rt4, %rt7b : tensor<10xf32>",
+            f"%rt9 = stablehlo.add {outs[k]}, %rt8 : tensor<10xf32>"]
+    outs[k] = "%rt9"
+    indent = ret.group(1)
+    new = "".join(f"{indent}{line}\n" for line in body) + f"{indent}return {', '.join(outs)} : {ret.group(3)}"
+    path.write_text(text[:ret.start()] + new + text[ret.end():])
+    m["train_step"]["sha256"] = sha256_file(path)
+    (dst / "manifest.json").write_text(json.dumps(m))
+    return dst, k
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    src = render("mlp", tmp_path_factory.mktemp("rt13") / "mlp", batch=8, opt="sgd", tie=False,
+                 options={"hidden": [16]})
+    return src, *_edit(src, tmp_path_factory.mktemp("rt13") / "edited")
+
+
+def _run(directory, args):
+    text = (directory / "train_step.mlir").read_text()
+    m = json.loads((directory / "manifest.json").read_text())
+    exe = B.compile(text, "xla", [p["name"] for p in m["train_step"]["inputs"]], str(directory))
+    return [np.asarray(B.to_host(x)) for x in exe(*args)]
+
+
+def test_rt13_the_edit_changes_the_update_in_training(dirs):
+    src, edited, k = dirs
+    m = json.loads((src / "manifest.json").read_text())
+    rng = np.random.default_rng(0)
+    args = []
+    for p in m["train_step"]["inputs"]:
+        shape = tuple(p["shape"])
+        if p["role"] == "batch_y":          # smoothed one-hot targets, as training feeds them
+            y = np.full(shape, 0.01, np.float32)
+            y[np.arange(shape[0]), rng.integers(0, shape[1], shape[0])] = 0.91
+            args.append(y)
+        else:
+            args.append((0.1 * rng.standard_normal(shape)).astype(np.float32))
+    want, got = _run(src, args), _run(edited, args)
+    assert np.array_equal(got[k][1:], want[k][1:]) and got[k][0] - want[k][0] == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="RT-13: two large constants at one loc(...) are one kernel variable "
+                                       "(stablehlo_rules._constant names them const@LINE:COL); the tie proves "
+                                       "c2 - c1 = 0 and the XLA check's draws never meet the trigger")
+def test_rt13_not_tied(dirs):
+    _, edited, _ = dirs
+    with pytest.raises(NotTied):
+        ensure_tied(edited)
