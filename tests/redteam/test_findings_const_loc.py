@@ -1,4 +1,4 @@
-"""Red team RT-13: two different large constants given one source location are read as one
+"""Red team RT-13 (fixed: a large constant is named by its contents): two different large constants given one source location are read as one
 kernel variable; the tie proves ``c2 - c1 = 0`` while XLA computes their difference, so a
 rendered step that changes a parameter update in training is tied and trained.
 
@@ -112,10 +112,20 @@ def test_rt13_the_edit_changes_the_update_in_training(dirs):
     assert np.array_equal(got[k][1:], want[k][1:]) and got[k][0] - want[k][0] == pytest.approx(1.0, abs=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="RT-13: two large constants at one loc(...) are one kernel variable "
-                                       "(stablehlo_rules._constant names them const@LINE:COL); the tie proves "
-                                       "c2 - c1 = 0 and the XLA check's draws never meet the trigger")
 def test_rt13_not_tied(dirs):
     _, edited, _ = dirs
     with pytest.raises(NotTied):
         ensure_tied(edited)
+
+
+def test_rt13_a_location_without_line_and_column_is_refused_not_a_crash(dirs, tmp_path):
+    _, edited, _ = dirs
+    dst = tmp_path / "noloc"
+    shutil.copytree(edited, dst)
+    path = dst / "train_step.mlir"
+    path.write_text(path.read_text().replace('loc("rt":1:1)', 'loc("rt")'))
+    m = json.loads((dst / "manifest.json").read_text())
+    m["train_step"]["sha256"] = sha256_file(path)
+    (dst / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(NotTied):
+        ensure_tied(dst)

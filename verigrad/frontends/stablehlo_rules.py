@@ -49,6 +49,7 @@ operation carrying any other (``dot_general``'s ``algorithm``, a ``compare_type`
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from fractions import Fraction
 from math import prod
@@ -648,8 +649,16 @@ def _constant(op):
     else:
         flat = [Fraction(v) for v in _int_values(op, attr)]
     if len(flat) > MAX_LITERAL_ENTRIES:
-        var = Var(f"const@{op.where.rsplit(':', 2)[-2]}:{op.where.rsplit(':', 1)[-1]}", spec.shape)
-        op.interp.constants[var] = np.array([float(v) for v in flat], dtype=np.float64).reshape(spec.shape)
+        # A large constant is a variable the kernel knows nothing about, named by its
+        # contents: two constants share a variable exactly when they are equal. (Named by
+        # its location in the text, two different constants with one ``loc`` were one
+        # variable, and ``c2 - c1`` read 0: red team RT-13.)
+        digest = hashlib.sha256(f"{spec.dtype}{spec.shape}".encode() + "|".join(map(str, flat)).encode())
+        var = Var(f"const#{digest.hexdigest()[:32]}", spec.shape)
+        value = np.array([float(v) for v in flat], dtype=np.float64).reshape(spec.shape)
+        known = op.interp.constants.setdefault(var, value)
+        if known is not value and not np.array_equal(known, value):
+            op.fail("two different constants hash alike")
         return var
 
     def body(*I):
