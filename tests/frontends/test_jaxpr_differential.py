@@ -357,6 +357,10 @@ CASES = [
                 lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 1), "VALID"),
                 lax.reduce_window(x, jnp.inf, lax.min, (2, 1), (1, 1), "VALID")),
      [ArgSpec("x", ("n+1", "d+1"))], {}, {}),
+    ("scan unrolled at a concrete length", {"scan"},      # more in tests/frontends/test_scan.py
+     lambda x, w: (lax.scan(lambda c, r: (c * w + r, jnp.log(c * c)), jnp.ones(x.shape[1:]), x),
+                   lax.scan(lambda c, r: (c + r, (c, r > 0)), jnp.int32(0), x[:, 0] > 0, reverse=True)),
+     [ArgSpec("x", ("4", "d")), ArgSpec("w", ("d",))], {}, {}),
     ("calls", {"jit", "custom_jvp_call", "custom_vjp_call", "remat2"},
      lambda x: (jax.nn.relu(x), jax.jit(lambda z: z * 3)(x), _cube(x), jax.checkpoint(lambda z: jnp.tanh(z) * z)(x)),
      [X], {}, {}),

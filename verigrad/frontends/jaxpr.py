@@ -54,6 +54,7 @@ class Importer:
         from jax.extend.core import Literal
         from .jaxpr_rules import RULES
         from . import jaxpr_perm  # noqa: F401  (registers sort, gather by data, scatter-add)
+        from . import jaxpr_scan  # noqa: F401  (registers scan: unrolled at a concrete length)
         jaxpr = getattr(closed, "jaxpr", closed)
         consts = list(getattr(closed, "consts", ()))
         env: dict = {}
@@ -211,7 +212,7 @@ class SizeBranchError(JaxprImportError):
         self.location = location
 
 
-_SYMBOL_OWNERS: dict = {}     # id(scope) -> (scope, {symbol: [argument name, ...]})
+_SYMBOL_OWNERS: dict = {}     # id(scope) -> (scope, {symbol: [argument name, ...]}, {argument name: dims})
 _watch_state = {"depth": 0, "saved": None}
 _watch_lock = __import__("threading").RLock()
 _watch_local = __import__("threading").local()
@@ -478,7 +479,7 @@ def _register_owners(scope, specs, structs):
                     owners[sym].append(s.name)
     if len(_SYMBOL_OWNERS) > 64:
         _SYMBOL_OWNERS.pop(next(iter(_SYMBOL_OWNERS)))
-    _SYMBOL_OWNERS[id(scope)] = (scope, owners)
+    _SYMBOL_OWNERS[id(scope)] = (scope, owners, {s.name: tuple(s.dims) for s in specs})
 
 
 def trace(fn, structs, *, where: str = "the function"):
