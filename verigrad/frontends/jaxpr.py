@@ -24,6 +24,7 @@ from verigrad.kernel import KernelError, Term, Var
 from verigrad.kernel.sizes import IndexVar, Poly
 
 from .jaxpr_errors import JaxprImportError  # noqa: E402,F401  (re-exported)
+from .jaxpr_owners import SYMBOL_OWNERS, register_owners, symbols_of
 from .jaxpr_core import (_SCOPE_LOWER, _lower_bound, _session, _unsessioned, array_const,  # noqa: E402,F401
                          bound_index, dim_poly, import_session, kind_of, scalar_const, shape_polys, Tensor,
                          where_of)
@@ -187,7 +188,7 @@ def symbolic_structs(specs, minimum: dict | None = None):
             shape = ()
         dtype = jnp.float64 if s.dtype == "float" else jnp.dtype(s.dtype)
         out.append(jax.ShapeDtypeStruct(shape, dtype))
-    _register_owners(scope, specs, out)
+    register_owners(scope, specs, out)
     return out
 
 
@@ -212,7 +213,6 @@ class SizeBranchError(JaxprImportError):
         self.location = location
 
 
-_SYMBOL_OWNERS: dict = {}     # id(scope) -> (scope, {symbol: [argument name, ...]}, {argument name: dims})
 _watch_state = {"depth": 0, "saved": None}
 _watch_lock = __import__("threading").RLock()
 _watch_local = __import__("threading").local()
@@ -307,13 +307,6 @@ def _undecided(e) -> bool:
     return not (lb > 0 or ub < 0)
 
 
-def _symbols_of(e) -> list:
-    try:
-        return sorted(e._get_vars())
-    except Exception:  # noqa: BLE001
-        return []
-
-
 def _report(dim, what: str, caller):
     """Raise a ``SizeBranchError`` if ``caller`` (the frame executing ``what``) is the user's."""
     import os
@@ -323,8 +316,8 @@ def _report(dim, what: str, caller):
     frame, user = _deciding_frame(caller)
     if not user:
         return
-    syms = _symbols_of(dim)
-    owners = _SYMBOL_OWNERS.get(id(getattr(dim, "scope", None)), (None, {}))[1]
+    syms = symbols_of(dim)
+    owners = SYMBOL_OWNERS.get(id(getattr(dim, "scope", None)), (None, {}))[1]
     args = []
     for s in syms:
         for a in owners.get(s, ()):
@@ -466,20 +459,6 @@ class _SizeWatch:
                         setattr(D, k, f)
                 _watch_state["saved"] = None
         return False
-
-
-def _register_owners(scope, specs, structs):
-    """Remember which arguments each size symbol of ``scope`` belongs to (for messages)."""
-    owners: dict = {}
-    for s, st in zip(specs, structs):
-        for d in st.shape:
-            for sym in _symbols_of(d):
-                owners.setdefault(sym, [])
-                if s.name not in owners[sym]:
-                    owners[sym].append(s.name)
-    if len(_SYMBOL_OWNERS) > 64:
-        _SYMBOL_OWNERS.pop(next(iter(_SYMBOL_OWNERS)))
-    _SYMBOL_OWNERS[id(scope)] = (scope, owners, {s.name: tuple(s.dims) for s in specs})
 
 
 def trace(fn, structs, *, where: str = "the function"):

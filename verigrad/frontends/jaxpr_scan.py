@@ -37,6 +37,7 @@ from verigrad.kernel.sizes import Poly
 
 from . import jaxpr_scalar as S
 from .jaxpr_core import JaxprImportError, Tensor, kind_of, where_of
+from .jaxpr_owners import SYMBOL_OWNERS, symbols_of
 from .jaxpr_rules import rule, structural
 
 MAX_STEPS = 256            # iterations of one scan
@@ -74,9 +75,8 @@ def _folded(dim: str) -> str:
 
 def _symbolic_length(length) -> str:
     """The refusal for a scan of symbolic length: which size, whose, and how to fix it."""
-    from .jaxpr import _SYMBOL_OWNERS, _symbols_of
-    syms = _symbols_of(length)
-    entry = _SYMBOL_OWNERS.get(id(getattr(length, "scope", None)))
+    syms = symbols_of(length)
+    entry = SYMBOL_OWNERS.get(id(getattr(length, "scope", None)))
     if entry is None or entry[0] is not getattr(length, "scope", None):
         entry = (None, {}, {})
     owners, dims = entry[1], (entry[2] if len(entry) > 2 else {})
