@@ -1,4 +1,4 @@
-"""Red team RT-14: ``verigrad check`` prints ``0 = 1`` (and ``0/0 = 1``) as PROVED, exit 0.
+"""Red team RT-14 (fixed: names that are not identifiers are quoted): ``verigrad check`` prints ``0 = 1`` (and ``0/0 = 1``) as PROVED, exit 0.
 
 The statement ``check`` prints is the kernel's terms shown by the printer, and the printer
 shows a defined constant (``Named``) and a variable (``Var``) by their bare names. The
@@ -70,9 +70,6 @@ def _check_json(path):
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-@pytest.mark.xfail(strict=True, reason="RT-14: Named and Var accept any string as a name (a numeral) and the "
-                                       "printer shows it bare; `verigrad check` prints '0 = 1' and '0/0 = 1' "
-                                       "as PROVED, exit 0")
 def test_rt14_check_never_prints_a_false_statement_as_proved(tmp_path):
     for name, trace in TRACES.items():
         path = tmp_path / name
@@ -80,3 +77,21 @@ def test_rt14_check_never_prints_a_false_statement_as_proved(tmp_path):
         _, verdicts = _check_json(path)
         shown = [v.get("statement") for v in verdicts if v["status"] == "PROVED"]
         assert not FALSE & set(shown), f"{name}: PROVED {shown}"
+
+
+def test_rt14_the_names_are_quoted_and_the_statement_is_the_kernels(tmp_path):
+    path = tmp_path / "zero_is_one.json"
+    path.write_text(json.dumps(TRACES["zero_is_one.json"]))
+    _, verdicts = _check_json(path)
+    (v,) = verdicts
+    assert v["status"] == "PROVED" and v["statement"] == '"0" = 1' and v["trace"] == str(path)
+
+
+def test_rt14_a_claim_name_cannot_fake_report_lines(tmp_path):
+    trace = json.loads(json.dumps(TRACES["zero_is_one.json"]))
+    trace["claims"][0]["name"] = "fine\nother.json: PROVED x = x"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    done = subprocess.run([sys.executable, "-m", "verigrad.cli", "check", str(path)], capture_output=True, text=True,
+                          timeout=600)
+    assert not any(line.startswith("other.json") for line in done.stdout.splitlines()), done.stdout

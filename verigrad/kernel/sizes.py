@@ -372,7 +372,9 @@ def poly_str(p: Poly) -> str:
         return "0"
     parts = []
     for m, c in sorted(p.terms.items(), key=lambda mc: (-len(mc[0]), _mono_key(mc[0]))):
-        body = "*".join(s.name if k == 1 else f"{s.name}^{k}" for s, k in m)
+        # an index's name is spelled (quoted unless an identifier): no name reads as a number
+        names = [spell(s.name) if isinstance(s, IndexVar) else s.name for s, _ in m]
+        body = "*".join(nm if k == 1 else f"{nm}^{k}" for nm, (_, k) in zip(names, m))
         parts.append(str(c) if not body else body if c == 1 else "-" + body if c == -1 else f"{c}*{body}")
     return parts[0] + "".join(" - " + x[1:] if x.startswith("-") else " + " + x for x in parts[1:])
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
-from verigrad.kernel.sizes import Poly, poly_str
+from verigrad.kernel.sizes import Poly, poly_str, spell
 
 # Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
 
@@ -207,21 +207,29 @@ def _idx(p: Poly) -> str:
     return _poly(p)
 
 
+def shown(name: str) -> str:
+    """A variable's or constant's name as text shows it: bare when it is an identifier
+    (primes allowed: ``x``, ``j'``), else quoted (``"x@net.0"``, ``"fc1/W"``), so that no
+    name reads as an expression (red team RT-14: a constant named ``0`` defined as 1 was
+    shown by ``verigrad check`` as ``0 = 1``)."""
+    return spell(name)
+
+
 @_memoized(lambda k: f"#{k}")
 def _text(t):
     """(string, precedence)."""
     p = lambda x, lvl: s if (s := _text(x))[1] >= lvl else ("(" + s[0] + ")", 5)  # noqa: E731
     if isinstance(t, T.Var):
-        return t.name, 5
+        return shown(t.name), 5
     if isinstance(t, T.Num):
         return _num(t.value), 5 if t.value >= 0 and t.value.denominator == 1 else 2
     if isinstance(t, T.Const):
-        return t.name, 5
+        return shown(t.name), 5
     if isinstance(t, T.IntVal):
         s = _poly(t.poly)
         return s, 5 if len(t.poly.terms) <= 1 and "*" not in s else 1
     if isinstance(t, T.Named):
-        return t.name, 5
+        return shown(t.name), 5
     if isinstance(t, T.Index):
         return f"{p(t.base, 5)[0]}[{', '.join(_idx(e) for e in t.idx)}]", 5
     if isinstance(t, T.Lamda):

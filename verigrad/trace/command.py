@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 NAME = "check"
@@ -72,11 +73,24 @@ def run(args) -> int:
     missing = [p for p in args.traces if not Path(p).is_file()]
     if missing:
         raise UsageError(f"no such trace file: {missing[0]}")
-    code, verdicts = check(args.traces)
-    statements: dict = {}
+    # The replay and the printing read one snapshot of each file: a trace swapped after
+    # the replay could otherwise print another statement than the one replayed.
+    with tempfile.TemporaryDirectory(prefix="verigrad-check-") as tmp:
+        snapshot = {}
+        for k, p in enumerate(args.traces):
+            copy = Path(tmp) / f"{k}.json"
+            copy.write_bytes(Path(p).read_bytes())
+            snapshot[str(copy)] = p
+        code, verdicts = check(list(snapshot))
+        statements: dict = {}
+        for v in verdicts:
+            if v["status"] == "PROVED":
+                v.update(statements.setdefault((v["trace"], v["step"]), statement(v["trace"], v["step"])))
+            if "trace" in v:
+                v["trace"] = snapshot.get(v["trace"], v["trace"])
     for v in verdicts:
-        if v["status"] == "PROVED":
-            v.update(statements.setdefault((v["trace"], v["step"]), statement(v["trace"], v["step"])))
+        if "claim" in v and not str(v["claim"]).isprintable():
+            v["claim"] = json.dumps(v["claim"])        # a name cannot fake lines of the report
         if args.json:
             print(json.dumps(v))
         elif v["status"] == "PROVED":
