@@ -1,4 +1,4 @@
-"""Red team RT-15 (open): a ``minimum`` reduction whose initial value is NaN is read as the
+"""Red team RT-15 (fixed: only the identity infinity is dropped) (open): a ``minimum`` reduction whose initial value is NaN is read as the
 minimum of its operand; XLA computes NaN. A rendered step that changes a parameter
 update in training is tied (CHECKED, "XLA agrees") and trained.
 
@@ -135,16 +135,11 @@ def test_rt15_xla_propagates_the_nan_initial_value():
     assert np.isnan(np.asarray(B.to_host(exe(np.array([3.0, 1.0, 2.0, 5.0], np.float32))[0])))
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
-                   reason="RT-15: _combine drops a NaN initial value of a min reduction as if it "
-                           "were +inf; the importer reads min(x), XLA computes NaN")
 def test_rt15_the_importer_refuses_a_nan_initial_value():
     with pytest.raises(StableHLOError):
         import_module(T)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
-                   reason="RT-15: the edited step is tied (CHECKED, XLA agrees) and trained")
 def test_rt15_not_tied(dirs):
     _, edited, _ = dirs
     with pytest.raises(NotTied):

@@ -979,7 +979,9 @@ def _combine(op, kind, init, reduced):
             op.fail("a sum whose initial value is not the constant 0 (XLA may add it more than once)")
         return reduced
     if isinstance(init, Infinity):
-        if (init.sign < 0) != (kind == "max"):
+        # only the identity is dropped: -inf for max, +inf for min; NaN (sign 0) makes the
+        # result NaN (red team RT-15 read a min from NaN as the plain min)
+        if init.sign != (-1 if kind == "max" else 1):
             op.fail(f"{kind} with initial value {init}: the result is that constant")
         return reduced
     return maximum(reduced, init) if kind == "max" else minimum(reduced, init)
@@ -988,7 +990,8 @@ def _combine(op, kind, init, reduced):
 def _reduction_info(op, count, x: Info, init: Info, kind):
     if kind == "add":
         return _sum_of(count, x.lo, x.hi) if x.bounded else UNKNOWN
-    init_ok = isinstance(op.interp.operand_terms[1], Infinity) if op.interp.operand_terms else False
+    first = op.interp.operand_terms[1] if op.interp.operand_terms else None
+    init_ok = isinstance(first, Infinity) and first.sign == (-1 if kind == "max" else 1)    # the identity
     if x.bounded and init.bounded:
         return union(x, init)
     if x.bounded and init_ok:
