@@ -1,4 +1,4 @@
-"""Red team RT-16: the verify cache reports a complex-symbol theorem proved that a fresh
+"""Red team RT-16 (fixed: a cache hit re-applies the complex-ring check): the verify cache reports a complex-symbol theorem proved that a fresh
 run refuses. ``log(exp(z)) = z`` for a complex ``z`` (false: at z = 2 pi i the left side is
 0) is "proved (cached)", exit 0.
 
@@ -92,8 +92,6 @@ def test_rt16_a_fresh_run_refuses_the_complex_file(files):
     assert rec.status != "proved" and "complex" in rec.reason
 
 
-@pytest.mark.xfail(strict=True, reason="RT-16: a cache hit re-checks the statement's (lhs, rhs) and givens but not "
-                                       "the complex-ring check; complex is not part of the kernel statement")
 def test_rt16_a_planted_entry_does_not_prove_log_exp_over_c(files):
     real, cplx = files
     good = _verify(real, use_cache=False)
@@ -108,8 +106,6 @@ def test_rt16_a_planted_entry_does_not_prove_log_exp_over_c(files):
     assert rec.status != "proved", f"log(exp(z)) = z for complex z reported proved (cached={rec.cached})"
 
 
-@pytest.mark.xfail(strict=True, reason="RT-16: a stale entry (the file reads whether z is complex at run time) is "
-                                       "replayed against the (lhs, rhs) only")
 def test_rt16_a_stale_entry_does_not_prove_log_exp_over_c(tmp_path, monkeypatch):
     monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "logexp_env.py"

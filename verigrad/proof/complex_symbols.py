@@ -25,8 +25,12 @@ RING_AXIOMS = frozenset({"ring", "pow_expand", "pow_mul", "pow_add_int", "indica
 
 def has_complex(log: ProofLog) -> bool:
     """Whether a fact of the log mentions a complex symbol."""
-    for f in log.entries:
-        st = f.statement
+    return mentions_complex(f.statement for f in log.entries)
+
+
+def mentions_complex(statements) -> bool:
+    """Whether one of ``statements`` mentions a complex symbol."""
+    for st in statements:
         for side in st.sides:
             for n in st.side(side).walk():
                 if isinstance(n, TensorSymbol) and n.complex:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from verigrad.kernel import KernelError
 
 from .closing import close_goals
-from .complex_symbols import has_complex, ring_only
+from .complex_symbols import has_complex, mentions_complex, ring_only
 from .context import Context, Stated, running
 from .errors import ProofError
 from .proof_log import ProofLog
@@ -122,10 +122,11 @@ def _import(module: str):
     return mod
 
 
-def statement_of(module: str):
+def statement_of(module: str, over_complex: bool = False):
     """What a theorem file states, without proving it: ``(goals, givens)`` as kernel
-    equations ``(L, R)``. The proof runs only up to its ``Eq << apply(...)``; None if
-    it never gets there."""
+    equations ``(L, R)`` (with ``over_complex``, a third item: whether it mentions a
+    complex symbol, which the kernel's equations do not show). The proof runs only up to
+    its ``Eq << apply(...)``; None if it never gets there."""
     mod = _import(module)
     proof = getattr(mod, "prove", None)
     if not callable(proof):
@@ -135,7 +136,10 @@ def statement_of(module: str):
         try:
             proof(ctx.log)
         except Stated as st:
-            return [s.pair() for s in st.statements], [g.pair() for g in st.givens]
+            stated = [s.pair() for s in st.statements], [g.pair() for g in st.givens]
+            if over_complex:
+                return (*stated, mentions_complex([*st.statements, *st.givens]))
+            return stated
         except Exception:  # noqa: BLE001 - a file that fails before stating anything states nothing
             return None
     return None
