@@ -22,6 +22,17 @@ every input satisfying the assumption, and nothing about the others:
 ``permutation(idx)`` (integers)    ``idx = argsort(P)``, ``P`` a real vector: every
                                    permutation of ``[0, n)`` is one (the kernel knows it
                                    is a permutation; inputs are drawn so)
+``inv == argsort(idx)``            (integers) ``inv = argsort(R)``, ``R`` the model of
+                                   ``idx``, which must be an argsort itself
+                                   (``permutation(idx)``, or another ``== argsort``): a
+                                   permutation has no ties, so ``inv`` is the inverse
+                                   permutation whatever the sort
+                                   (``jnp.argsort``, ``np.argsort``, ``idx.argsort()``;
+                                   ``stable``, ``kind``, ``axis=0``/``-1`` accepted,
+                                   ``descending=True`` refused); ``inv`` is computed from
+                                   ``idx``'s draw. Refused: ``inv`` or ``idx`` not an
+                                   integer vector, lengths that differ, ``idx`` without
+                                   such a model (ties), ``inv`` with another assumption
 ``any(m, a)`` (a boolean mask)     a fact for the importer: a ``-inf`` mask made from
                                    ``m`` has an unmasked entry in every row along ``a``,
                                    so its row maximum is finite (exact for such masks);
@@ -48,7 +59,8 @@ from .obligations import BadInput
 @dataclass
 class Assumption:
     """One parsed assumption: its ``text``, the argument ``name``, the ``kind`` ('sum',
-    'bound' or 'any') and its parameters."""
+    'bound', 'any', 'perm', 'range' or 'argsort': ``value`` is then the name of argsort's
+    argument) and its parameters."""
     text: str
     name: str
     kind: str
@@ -59,7 +71,8 @@ class Assumption:
 
 
 def parse(text: str) -> Assumption:
-    """Read ``sum(t, -1) == 1``, ``t >= 1/(4*m**2)``, ``any(mask, -1)``."""
+    """Read ``sum(t, -1) == 1``, ``t >= 1/(4*m**2)``, ``any(mask, -1)``, ``permutation(idx)``,
+    ``0 <= idx < k``, ``inv == argsort(idx)``."""
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
@@ -78,8 +91,10 @@ def parse(text: str) -> Assumption:
         return Assumption(text, tree.comparators[0].id, "range", value=_constant(tree.comparators[1], text))
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
         raise BadInput(f"--assume {text!r}: expected a comparison such as 'sum(targets, -1) == 1' or 'x >= 0', "
-                       "'0 <= idx < k', 'any(mask, -1)' or 'permutation(idx)'")
+                       "'0 <= idx < k', 'any(mask, -1)', 'permutation(idx)' or 'inv == argsort(idx)'")
     left, op, right = tree.left, tree.ops[0], tree.comparators[0]
+    if isinstance(op, ast.Eq) and (_is_argsort(left) or _is_argsort(right)):
+        return _parse_argsort(text, left, right)
     rel = {ast.Eq: "==", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=", ast.Lt: "<"}.get(type(op))
     if rel is None:
         raise BadInput(f"--assume {text!r}: the relation must be ==, >=, >, <= or <")
@@ -93,8 +108,68 @@ def parse(text: str) -> Assumption:
     if isinstance(right, ast.Name) and rel != "==":
         flip = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}[rel]
         return Assumption(text, right.id, "bound", rel=flip, value=_constant(left, text))
-    raise BadInput(f"--assume {text!r}: supported forms are 'sum(t, axis) == c', 't >= c' (or >, <=, <) "
-                   "and 'any(mask, axis)'")
+    raise BadInput(f"--assume {text!r}: supported forms are 'sum(t, axis) == c', 't >= c' (or >, <=, <), "
+                   "'0 <= idx < k', 'any(mask, axis)', 'permutation(idx)' and 'inv == argsort(idx)'")
+
+
+_NUMPY = ("jnp", "np", "numpy", "jax.numpy", "onp")
+
+
+def _dotted(node) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else ""
+    return ""
+
+
+def _is_argsort(node) -> bool:
+    """``argsort(a)``, ``jnp.argsort(a)`` (``np.``, ``numpy.``, ``jax.numpy.``) or ``a.argsort()``."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id == "argsort"
+    return isinstance(f, ast.Attribute) and f.attr == "argsort"
+
+
+def _parse_argsort(text: str, left, right) -> "Assumption":
+    """``B == argsort(A)`` (either side): the integer argument ``B`` is the argsort of the
+    integer argument ``A``."""
+    if _is_argsort(left) and _is_argsort(right):
+        raise BadInput(f"--assume {text!r}: one side must be an argument's name, the other argsort(A)")
+    call, other = (right, left) if _is_argsort(right) else (left, right)
+    if not isinstance(other, ast.Name):
+        raise BadInput(f"--assume {text!r}: the side opposite argsort() must be an integer argument's name "
+                       "('argsort_idx == argsort(idx)')")
+    f, args = call.func, list(call.args)
+    if isinstance(f, ast.Attribute):
+        head = _dotted(f.value)
+        if head not in _NUMPY:             # the method form a.argsort()
+            if not isinstance(f.value, ast.Name):
+                raise BadInput(f"--assume {text!r}: argsort's argument must be an argument's name")
+            args = [f.value] + args
+    if len(args) != 1 or not isinstance(args[0], ast.Name):
+        raise BadInput(f"--assume {text!r}: argsort() takes one argument's name ('B == argsort(A)')")
+    for k in call.keywords:
+        try:
+            v = ast.literal_eval(k.value)
+        except ValueError:
+            v = None
+        if k.arg == "axis" and v in (0, -1) and not isinstance(v, bool):
+            continue
+        if k.arg == "stable" and isinstance(v, bool):
+            continue              # a permutation has no ties: stable or not, the same order
+        if k.arg == "descending" and v is False:
+            continue
+        if k.arg == "kind" and v in ("stable", "quicksort", "mergesort", "heapsort"):
+            continue              # numpy's sort kinds: the same order without ties
+        raise BadInput(f"--assume {text!r}: argsort() accepts only axis=0 or -1, stable=True/False, "
+                       f"descending=False and a numpy kind=, not {k.arg}={ast.unparse(k.value)}")
+    if other.id == args[0].id:
+        raise BadInput(f"--assume {text!r}: an argument cannot be its own argsort")
+    return Assumption(text, other.id, "argsort", value=args[0].id)
 
 
 def _fname(f) -> str:
@@ -181,6 +256,8 @@ def apply(assumptions: list, ob) -> dict:
     out: dict = {}
     hyps = []
     for a in assumptions:
+        if a.kind == "argsort":
+            continue                 # after the others: B's model is made from A's
         if a.name not in specs:
             known = ", ".join(specs) or "none"
             raise BadInput(f"--assume {a.text!r}: {a.name} is not an argument with a shape (arguments: {known})")
@@ -244,8 +321,62 @@ def apply(assumptions: list, ob) -> dict:
         ob.domain.derived[var] = R
         ob.domain.model_vars.append(P)
         hyps.append(f"assumes {a.text} ({how})")
+    _apply_argsorts([a for a in assumptions if a.kind == "argsort"], specs, out, ob, hyps)
     ob.hypotheses = hyps
     return out
+
+
+def _apply_argsorts(pending: list, specs: dict, out: dict, ob, hyps: list) -> None:
+    """``B == argsort(A)``: ``B := argsort(R_A)``, ``R_A`` the model of ``A``. Exact when
+    ``R_A`` is itself an argsort (``permutation(A)``, or another ``== argsort``): its values
+    are permutations, which have no ties, so every sort orders them the same way and
+    ``argsort(R_A)`` is the inverse permutation (the kernel's ``argsort_inverse``). Resolved
+    in dependency order (``C == argsort(B)`` after ``B == argsort(A)``); anything else is
+    refused."""
+    for a in pending:
+        for name, role in ((a.name, "the argument it defines"), (a.value, "argsort's argument")):
+            if name not in specs:
+                known = ", ".join(specs) or "none"
+                raise BadInput(f"--assume {a.text!r}: {name} ({role}) is not an argument with a shape "
+                               f"(arguments: {known})")
+            spec, var = specs[name]
+            if spec.kind != "int" or len(var.shape) != 1:
+                raise BadInput(f"--assume {a.text!r}: {name} is {spec.dtype} of rank {len(var.shape)}; "
+                               "'B == argsort(A)' is for two vectors of integers")
+        b, src = specs[a.name][1], specs[a.value][1]
+        if tuple(b.shape) != tuple(src.shape):
+            raise BadInput(f"--assume {a.text!r}: {a.name} has shape ({', '.join(map(repr, b.shape))}) and "
+                           f"{a.value} ({', '.join(map(repr, src.shape))}); argsort keeps the length")
+    names = [a.name for a in pending]
+    for a in pending:
+        if names.count(a.name) > 1:
+            raise BadInput(f"--assume {a.text!r}: {a.name} is defined by more than one '== argsort(...)'")
+        if specs[a.name][1] in out:
+            raise BadInput(f"--assume {a.text!r}: {a.name} already has an assumption; '{a.name} == argsort(...)' "
+                           f"defines it entirely (it is then a permutation: state no other)")
+    todo = list(pending)
+    while todo:
+        ready = [a for a in todo if specs[a.value][1] in out]
+        if not ready:
+            a = todo[0]
+            if a.value in [t.name for t in todo]:
+                raise BadInput(f"--assume {a.text!r}: the '== argsort(...)' assumptions define each other in a cycle")
+            raise BadInput(f"--assume {a.text!r}: {a.value} has no model that makes argsort({a.value}) exact "
+                           f"(with ties its order depends on the sort); state --assume 'permutation({a.value})' too")
+        for a in ready:
+            todo.remove(a)
+            b, src = specs[a.name][1], specs[a.value][1]
+            R_src, fresh, why = out[src]
+            if not isinstance(R_src, Argsort):
+                raise BadInput(f"--assume {a.text!r}: {a.value}'s assumption {why!r} allows ties, so "
+                               f"argsort({a.value}) depends on the sort's tie order; 'B == argsort(A)' needs "
+                               f"'permutation({a.value})'")
+            R = Argsort(R_src)
+            out[b] = (R, list(fresh), a.text)
+            ob.domain.derived[b] = R
+            hyps.append(f"assumes {a.text} ({a.name} = {R!r}, with {a.value} = {R_src!r}: the inverse "
+                        f"permutation of {a.value}, exact since a permutation has no ties; inputs are drawn so, "
+                        f"{a.name} computed from {a.value})")
 
 
 def _size_poly(node, sizes: dict, text: str) -> Poly:
