@@ -123,16 +123,22 @@ class Facts:
       values that track it: masks written with ``-inf`` (``where(mask, s, -inf)``) and
       what sums, scalings, row maxima and ``exp`` make of them. Where an entry is
       finite, the tensor's term is its value; where it is -inf or NaN, the term is some
-      finite filler the indicators exclude."""
+      finite filler the indicators exclude;
+    - ``make_zero``: for a value of sign 'nonneg', builds a 0/1 tensor ``Z`` such that
+      every finite entry where ``Z`` is 0 is positive (``exp`` of a -inf mask: ``Z`` is
+      where the operand is -inf); a sum along an axis where every row has an entry with
+      ``Z`` = 0 is then positive (``_sum_positive``)."""
 
-    __slots__ = ("risk", "sign", "integral", "origin", "make_fin", "fin", "make_ninf", "ninf", "make_loose", "loose")
+    __slots__ = ("risk", "sign", "integral", "origin", "make_fin", "fin", "make_ninf", "ninf", "make_loose", "loose",
+                 "make_zero")
 
     def __init__(self, risk=FINITE, sign=None, integral=False, origin="", make_fin=None, make_ninf=None,
-                 make_loose=None):
+                 make_loose=None, make_zero=None):
         self.risk, self.sign, self.integral, self.origin = risk, sign, integral, origin
         self.make_fin, self.fin = make_fin, None
         self.make_ninf, self.ninf = make_ninf, None
         self.make_loose, self.loose = make_loose, None    # [-inf] where the entry is not NaN (simpler terms)
+        self.make_zero = make_zero
 
 
 def _table(ctx) -> dict:
@@ -599,6 +605,12 @@ def _exp_masked(ctx, eqn, x):
     operand is finite or -inf (NaN elsewhere)."""
     f = facts(ctx, x)
     if kind_of(eqn.outvars[0].aval.dtype) == "real" and f.risk == INF and neginf(ctx, x) is None \
+            and "-inf" in f.origin and getattr(ctx, "alive", None):
+        raise JaxprImportError(f"an operand may be -inf or NaN (from {f.origin}), and where it is -inf is not "
+                               "tracked to here: an operation on the way (a subtraction of a value that may be "
+                               "-inf, a product or quotient by a value not shown positive and finite, a log of a "
+                               "value not shown positive) loses it, so exp of it cannot be modelled exactly")
+    if kind_of(eqn.outvars[0].aval.dtype) == "real" and f.risk == INF and neginf(ctx, x) is None \
             and "-inf" in f.origin:
         raise JaxprImportError(f"an operand may be -inf or NaN (from {f.origin}): a row of a -inf mask may be "
                                "masked throughout, and then x - max(x) is NaN, not -inf; if every row has an "
@@ -609,9 +621,10 @@ def _exp_masked(ctx, eqn, x):
     P, F, L = neginf(ctx, x), finite(ctx, x), neginf_loose(ctx, x)
     out = Tensor(shape, lambda idx: S.mul(S.logical_not(L.at(idx)), S.fn("exp", part(x, idx))), kind)
     fin = Tensor(shape, lambda idx: S.add(F.at(idx), P.at(idx)), "bool")
+    # positive wherever finite and the operand is not -inf (exp of a finite value); 0 where it is
     if _provably_one(fin):
-        return _note(ctx, out, Facts(FINITE, "nonneg", False))
-    return _note(ctx, out, Facts(NAN, "nonneg", False, f.origin, lambda: fin))
+        return _note(ctx, out, Facts(FINITE, "nonneg", False, make_zero=lambda: P))
+    return _note(ctx, out, Facts(NAN, "nonneg", False, f.origin, lambda: fin, make_zero=lambda: P))
 
 
 RULES["exp"] = _exp_masked
@@ -1382,7 +1395,30 @@ def _nonempty(sizes) -> bool:
     return all(nonneg(as_poly(s) - 1) for s in sizes)
 
 
+def _sum_positive(ctx, eqn, x, out):
+    """A sum along one axis of a non-negative value whose every row has an entry known
+    positive (``Facts.make_zero``: an entry with ``Z`` = 0, shown by ``_row_alive``: a
+    witness index, or a mask argument assumed to have a true entry per row) is positive
+    wherever it is finite (every summand is then finite, the others non-negative): the
+    denominator of a softmax over a -inf mask whose rows are alive."""
+    f, fo = facts(ctx, x), facts(ctx, out)
+    if fo.sign == "pos" or f.sign != "nonneg" or f.make_zero is None or kind_of(eqn.outvars[0].aval.dtype) != "real":
+        return out
+    axes = set(eqn.params["axes"])
+    if len(axes) != 1 or fo.sign != "nonneg":
+        return out
+    shape, _ = _out(ctx, eqn)
+    if _row_alive(ctx, x, f.make_zero(), axes, shape):
+        fo.sign = "pos"
+    return out
+
+
 @rule("reduce_sum")
+def _reduce_sum_rule(ctx, eqn, x):
+    out = _reduce_sum(ctx, eqn, x)
+    return out if out is x else _sum_positive(ctx, eqn, x, out)
+
+
 @summing(lambda fs, ins, eqn: _join_sign(fs) if _nonempty(ins[0].shape[a] for a in eqn.params["axes"])
          else ("nonneg" if _join_sign(fs) else None))
 def _reduce_sum(ctx, eqn, x):
