@@ -19,14 +19,22 @@ positive at every input is accepted whatever its pieces: by structure
 (``positive_everywhere``: ``exp`` of anything, a causal softmax's denominator, whose
 window keeps ``b = 0``) or by an assumption (a masked softmax's denominator, a sum of
 positive terms times a mask whose rows are assumed to have a true entry,
-``--assume "any(mask, -1)"``).
+``--assume "any(mask, -1)"``). A ``u`` with maxima (``sink - max_j s_j``, off the kink
+of an attention sink's ``max(m, sink)``) or boolean masks is covered by real-analytic
+pieces (``analytic_pieces``: a maximum is attained, so the zero set of ``a - max_j b_j``
+lies in the union of those of ``a - b_j``; a mask is 0 or 1), each of which must be
+analytic and not identically zero.
 
 A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
 bounds a base (of a log, a fractional power). Off ties, what it compares must be
 real-analytic (maxima of analytic entries allowed: their ties are then of measure zero
-unless two entries agree identically, which random inputs show). A base's bound is
-accepted only where it is shown positive for every input (``positive_base``: by the
-kernel's sign rules, case by case over its indicators): nothing shows that it fails only
+unless two entries agree identically, which random inputs show). The condition that the
+importer's row maximum of a -inf mask is attained once, which the kernel writes with the
+mask's cases multiplied out, is recognized by normal form (``tie_cover``): with the
+mask's rows assumed alive only unmasked entries attain it, and their ties are null.
+A base's bound is accepted only where it is shown positive for every input
+(``positive_base``: by the kernel's sign rules, case by case over its indicators; or a
+masked sum of positive terms whose rows are assumed alive): nothing shows that it fails only
 where the forward is undefined (a backward can use ``sqrt(u)^2 = u`` where the forward
 clips ``u`` at 0 and stays finite), and samples cannot reach every region where it
 fails. Else the user states it as a precondition (``--assume "x > 0"``), which makes it
@@ -37,16 +45,50 @@ or None.
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from verigrad.kernel import Lamda
-from verigrad.kernel.sizes import Poly, nonneg
+from verigrad.kernel.sizes import IndexVar, Poly, nonneg
 from verigrad.kernel import terms as T
 
 from .evaluate import EvalError, evaluate
 
 DRAWS = 3           # random draws per size assignment
 ZERO_TOL = 1e-9     # relative: |u| below this (of the largest |entry| + 1) counts as 0
+
+
+def _pieces_nonzero(pieces, sizes, values) -> bool:
+    """Every piece is clearly nonzero at every entry at these values (so none is
+    identically zero); a piece this evaluator cannot read is not shown nonzero."""
+    for p in pieces:
+        idx = sorted(p.free_idx, key=lambda v: v.name)
+        try:
+            got = np.asarray(evaluate(Lamda(idx, p) if idx else p, sizes, values), dtype=np.float64)
+        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+            return False
+        if got.size and not _holds("nonzero", got):
+            return False
+    return True
+
+
+def _ties_apart(cover, sizes, values) -> bool:
+    """Every piece ``p`` of a ``(p, b, c)`` triple is clearly nonzero at every entry with
+    ``b != c`` at these values."""
+    for p, b, c in cover:
+        idx = sorted(p.free_idx | {b, c}, key=lambda v: v.name)
+        try:
+            got = np.asarray(evaluate(Lamda(idx, p), sizes, values), dtype=np.float64)
+        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+            return False
+        ib, ic = idx.index(b), idx.index(c)
+        at = lambda d: np.arange(got.shape[d]).reshape([-1 if e == d else 1 for e in range(got.ndim)])  # noqa: E731
+        grid = np.broadcast_to(at(ib) != at(ic), got.shape)
+        off = got[grid]
+        if off.size and not _holds("nonzero", off):
+            return False
+    return True
 
 
 def _holds(kind: str, values: np.ndarray) -> bool:
@@ -85,6 +127,230 @@ def piecewise_part(t: T.Term) -> T.Term | None:
     if isinstance(t, T.At):     # a composition: analytic when the body and the values are
         return piecewise_part(t.body) or _first_piecewise(t.values)
     return t                    # RealCond, ReduceMax, Apply, Deriv, ...: not shown analytic
+
+
+PIECE_LIMIT = 16        # pieces a nonzero condition with maxima is covered by, at most
+
+
+def analytic_pieces(t: T.Term) -> list | None:
+    """Terms whose zero sets together cover the zero set of ``t``, built by eliminating
+    from ``t`` (the condition of a ``!= 0``, as a function of the real inputs for each
+    entry) what makes it only piecewise analytic, or None when that is not possible:
+
+    - a maximum (or minimum) ``M = max_b B(b)`` over a non-empty range: at every input it
+      is attained, ``M = B(j)`` for some ``j``, so wherever ``t = 0`` some
+      ``t[M := B(j)]`` is 0: the zero set of ``t`` lies in the union over ``j`` of those
+      (``j`` a fresh free index over the range: one piece per entry);
+    - an indicator ``[v[...] > 0]`` of a variable ``v`` that ``t`` reads only through such
+      indicators (a boolean mask argument): at every input it is 0 or 1, so the zero set
+      lies in the union of those of ``t[[...] := 0]`` and ``t[[...] := 1]``.
+
+    Only a piece whose free indices are free in ``t`` (so not a different value per
+    entry of an enclosing sum) is eliminated, and ``t`` may bind no index that is also
+    free in it. What is left must then be real-analytic (``piecewise_part``), and each
+    piece not identically zero (``failing`` evaluates it): the union of finitely many
+    null sets is null. An indicator of a real quantity (a relu inside a max), integer
+    data or an opaque function stays, and the condition is refused."""
+    if piecewise_part(t) is None:
+        return [t]
+    names, binders = set(), set()
+    _index_names(t, names, binders)
+    if binders & t.free_idx:
+        return None
+    masks = _mask_vars(t)
+    work, done = [t], []
+    while work:
+        u = work.pop()
+        target = _eliminable(u, u.free_idx, masks)
+        if target is None:
+            done.append(u)
+        elif isinstance(target, T.ReduceMax):
+            size = target.idx.size
+            if not nonneg(size - 1):
+                return None
+            k = 0
+            while f"j{k}" in names:
+                k += 1
+            names.add(f"j{k}")
+            j = IndexVar(f"j{k}", size)
+            work.append(_put(u, target, T.subst(target.body, {target.idx: Poly.sym(j)})))
+        else:
+            work += [_put(u, target, T.Num(0)), _put(u, target, T.Num(1))]
+        if len(work) + len(done) > PIECE_LIMIT:
+            return None
+    return done
+
+
+def tie_cover(t: T.Term, alive: dict | None = None) -> list | None:
+    """For a ``> 0`` condition that is, in the kernel's normal form, the condition that a
+    maximum ``M = max_b B(b)`` of it is attained once, ``3/2 - sum_b [B(b) - M >= 0]``
+    (``[M - B(b) >= 0]`` for a minimum), however the kernel wrote it (a masked row maximum
+    comes out with its mask's cases multiplied out): ``(p, b, c)`` triples whose zero sets,
+    at the entries ``b != c``, cover where it fails; None when ``t`` is no such condition
+    or its entries do not split into real-analytic pieces.
+
+    It fails where two entries ``b != c`` both attain ``M``, so ``B(b) = B(c)``: the zero
+    set of ``B(b) - B(c)``, covered by its ``analytic_pieces``. For the importer's maximum
+    of a -inf mask, ``B(b) = [mask_b] V(b) + (1 - [mask_b]) (min_q V(q) - 1)``, where
+    ``any(mask, axis)`` is assumed along ``b``'s axis: some ``b`` has ``B(b) = V(b)``,
+    above ``min V - 1``, so only unmasked entries attain ``M`` and the pieces are those of
+    ``V(b) - V(c)`` (without the assumption the masked entries tie with each other
+    identically: a row masked throughout fails, and the condition is refused)."""
+    seen: set = set()
+    for M in _extrema(t, t.free_idx, seen):
+        b = M.idx
+        cmp = T.RealCond(M.body - M if M.kind == "max" else M - M.body, ">=")
+        if not _same(t, T.Num(Fraction(3, 2)) - T.Sum(b, cmp)):
+            continue
+        names, binders = set(), set()
+        _index_names(t, names, binders)
+        k = 0
+        while f"c{k}" in names:
+            k += 1
+        c = IndexVar(f"c{k}", b.size)
+        V = _alive_branch(M, alive or {}) or M.body
+        cover = analytic_pieces(V - T.subst(V, {b: Poly.sym(c)}))
+        if cover is None or any(piecewise_part(p) is not None for p in cover):
+            return None
+        return [(p, b, c) for p in cover]
+    return None
+
+
+def _extrema(u: T.Term, free, seen):
+    """The maxima and minima in ``u`` whose free indices are free in the condition."""
+    if u in seen:
+        return
+    seen.add(u)
+    if isinstance(u, T.ReduceMax) and u.free_idx <= free:
+        yield u
+    for x in _kids(u):
+        yield from _extrema(x, free, seen)
+
+
+def _same(a: T.Term, b: T.Term) -> bool:
+    """``a = b`` for every input, by the kernel's normal form (an untrusted use of a sound
+    procedure), with no side condition."""
+    from verigrad.kernel.normal import Normalizer
+    try:
+        nz = Normalizer()
+        return nz.norm(a, ()) is nz.norm(b, ()) and not nz.conds
+    except Exception:  # noqa: BLE001 - undecided
+        return False
+
+
+def _alive_branch(M: T.Term, alive: dict):
+    """``V`` when ``M`` is the importer's maximum of a -inf mask whose rows are assumed
+    alive along ``M``'s index: its body is ``[mask_b] V(b) + (1 - [mask_b]) (min_q V(q) - 1)``
+    (checked by normal form) for a mask ``[mask[..., b, ...] > 0]`` with ``any(mask, axis)``
+    assumed along the axis ``b`` indexes; else None."""
+    if M.kind != "max" or not alive:
+        return None
+    b = M.idx
+    found: list = []
+
+    def masks(u, seen):
+        if u in seen:
+            return
+        seen.add(u)
+        if _is_mask(u) and u.t.base in alive:
+            found.append(u)
+        for x in _kids(u):
+            masks(x, seen)
+    masks(M.body, set())
+    for m in found:
+        along = [d for d, e in enumerate(m.t.idx) if b in e.symbols()]
+        if len(along) != 1 or m.t.idx[along[0]] != Poly.sym(b) or along[0] not in alive[m.t.base]:
+            continue
+        V, F = _put(M.body, m, T.Num(1)), _put(M.body, m, T.Num(0))
+        names, binders = set(), set()
+        _index_names(M, names, binders)
+        k = 0
+        while f"q{k}" in names:
+            k += 1
+        q = IndexVar(f"q{k}", b.size)
+        if _same(F, T.ReduceMax(q, T.subst(V, {b: Poly.sym(q)}), "min") - T.Num(1)):     # F = low, whatever b
+            return V
+    return None
+
+
+def _index_names(t: T.Term, names: set, binders: set, seen=None):
+    """The names of every index of ``t``, free or bound, and the bound ones."""
+    seen = set() if seen is None else seen
+    if t in seen:
+        return
+    seen.add(t)
+    names.update(v.name for v in t.free_idx)
+    for a in t._args:
+        for x in (a if isinstance(a, tuple) else (a,)):
+            if isinstance(x, IndexVar):
+                names.add(x.name)
+                binders.add(x)
+            elif isinstance(x, T.Term):
+                _index_names(x, names, binders, seen)
+            elif isinstance(x, Poly):
+                names.update(v.name for v in x.index_vars())
+
+
+def _mask_vars(t: T.Term) -> set:
+    """The real variables (not integer data) that ``t`` reads only as ``[v[...] > 0]``."""
+    inside, outside, seen = set(), set(), set()
+
+    def go(u):
+        if u in seen:
+            return
+        seen.add(u)
+        if _is_mask(u):
+            inside.add(u.t.base)
+            return
+        if isinstance(u, T.Var):
+            outside.add(u)
+            return
+        for x in _kids(u):
+            go(x)
+    go(t)
+    return inside - outside
+
+
+def _kids(u: T.Term):
+    return [x for a in u._args for x in (a if isinstance(a, tuple) else (a,)) if isinstance(x, T.Term)]
+
+
+def _is_mask(u: T.Term) -> bool:
+    return (isinstance(u, T.RealCond) and u.rel == ">" and isinstance(u.t, T.Index) and isinstance(u.t.base, T.Var)
+            and "integer" not in u.t.base.facts)
+
+
+def _eliminable(u: T.Term, free, masks, seen=None):
+    """The first maximum, minimum or mask indicator in ``u`` whose free indices are all
+    free in the whole condition, or None."""
+    seen = set() if seen is None else seen
+    if u in seen:
+        return None
+    seen.add(u)
+    if isinstance(u, T.ReduceMax) and u.free_idx <= free:
+        return u
+    if _is_mask(u) and u.t.base in masks and u.free_idx <= free:
+        return u
+    for x in _kids(u):
+        hit = _eliminable(x, free, masks, seen)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _put(u: T.Term, target: T.Term, value: T.Term) -> T.Term:
+    """``u`` with every occurrence of ``target`` replaced by ``value``."""
+    memo: dict = {}
+
+    def go(w):
+        if w is target:
+            return value
+        if w in memo:
+            return memo[w]
+        out = T.map_args(w, go) if _kids(w) else w
+        memo[w] = out
+        return out
+    return go(u)
 
 
 def _first_piecewise(terms, part=None):
@@ -323,14 +589,21 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     conds = [c for c in sorted(theorem.conds, key=lambda c: (c.kind, c.term.skey)) if c.kind != "smooth"]
     if not conds:
         return None
+    pieces: dict = {}           # condition -> the analytic terms whose zero sets cover its own
+    ties: dict = {}             # condition -> (piece, b, c): at b != c, zero sets covering where it fails
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
             shown = _positive(c.term, alive or {})
             bad = None if shown else piecewise_part(c.term)
+            if bad is not None and (cover := analytic_pieces(c.term)) is not None \
+                    and all(piecewise_part(p) is None for p in cover):
+                bad, pieces[c] = None, cover
         elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)
-        elif positive_base(c.term):
+        elif positive_base(c.term) or _positive(c.term, alive or {}):
             bad = None
+        elif (cover := tie_cover(c.term, alive)) is not None:
+            bad, ties[c] = None, cover
         else:               # a base that must be positive, and is not shown to be
             return (f"the side condition {c} (a base that must be positive) is not shown to hold almost "
                     "everywhere; if the inputs satisfy it, state it as a precondition (--assume)")
@@ -353,9 +626,20 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                     where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
                     return (f"the side condition {c} fails at random inputs ({where}, draw {d}): it excludes "
                             "a set of positive measure, so the claim is not shown for almost every input")
+                if c in ties and not _ties_apart(ties[c], sizes, values):
+                    where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
+                    return (f"the side condition {c} is not shown to fail only on a set of measure zero: two "
+                            f"entries that may both attain its maximum agree at a random input ({where}, draw "
+                            f"{d}), so they may tie on a whole region")
+                if c in pieces and not _pieces_nonzero(pieces[c], sizes, values):
+                    where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
+                    return (f"the side condition {c} is not shown to fail only on a set of measure zero: one of "
+                            f"the analytic pieces covering its zero set (a maximum replaced by one of its entries, "
+                            f"a mask by 0 or 1) vanishes at a random input ({where}, draw {d}), so it may be 0 "
+                            "on a whole region")
                 seen.add(c)
     for c in conds:
-        if c.kind in ("nonzero", "offkink") and c not in seen:
+        if (c.kind in ("nonzero", "offkink") or c in ties) and c not in seen:
             return (f"the side condition {c} could not be evaluated at any draw, so it is not shown to be "
                     "other than identically zero")
     return None
