@@ -299,9 +299,15 @@ def _claims(ob, reparam: dict) -> list:
             else T.Num(1)
         out.append(C.make(f"finite {a}", f"bwd(x, dy)[{a}] is finite wherever the forward is ({origin})",
                           sub(fin.term()), ones))
+    # --output: the claim is the VJP at the cotangents of the other outputs held at 0 (the search
+    # draws them so); a backward that reads them is claimed about with them zero
+    unclaimed = {c: (T.Lamda([T.IndexVar(f"k{j}", sz) for j, sz in enumerate(c.shape)], T.Num(0)) if c.shape
+                     else T.Num(0)) for j, c in enumerate(ob.cots) if j not in ob.selected()}
     for a in ob.diff:
         x = ob.var(a)
         got = sub(ob.got(a))
+        if unclaimed and any(c in got.mentions for c in unclaimed):
+            got = T.subst(got, unclaimed)
         V = ob.expected(a)
         params, vals = list(stops), list(values)
         if x in rep:     # the derivative is taken in x over the whole space, then x := R
