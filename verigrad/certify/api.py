@@ -76,6 +76,14 @@ class VjpCertificate(Certificate):
     def claims(self) -> list:
         return list(self.forward) + list(self.wrt.values())
 
+    @property
+    def scope(self) -> str:
+        mins = self.settings.get("min")
+        if not mins:
+            return super().scope
+        return super().scope.replace("for every size", "for every size with " +
+                                     ", ".join(f"{k} {v}" for k, v in mins.items()), 1)
+
     def as_dict(self):
         out = super().as_dict()
         out["forward"] = [c.status for c in self.forward]
@@ -133,7 +141,7 @@ def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None 
         if isinstance(e, BadInput) or getattr(e, "bad_input", False) or type(e).__name__ == "SpecError":
             raise
         return _refused(fn, what, specs, statics, settings, e, run, assume, progress)
-    return _decide(ob, run, progress, assume)
+    return _read_with(_decide(ob, run, progress, assume), settings)
 
 
 def _refused(fn, name, specs, statics, settings, e, run: _Run, assume, progress) -> VjpCertificate:
@@ -202,7 +210,22 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
         return _size_branch(what, specs, e, run.t0)
     except Timeout as e:
         return _timed_out(what, specs, e, run, "while tracing and importing")
-    return _decide(ob, run, progress, assume)
+    return _read_with(_decide(ob, run, progress, assume), settings)
+
+
+def _read_with(cert: VjpCertificate, settings: Settings) -> VjpCertificate:
+    """The certificate states every option that narrows its claim (red team RT-17: a claim
+    made with ``--min n=2``, ``--wrt x`` or ``--stop-gradient identity`` read as one for
+    every size, every argument, JAX's derivative)."""
+    if settings.minimum:
+        cert.settings["min"] = {k: f">= {v}" for k, v in settings.minimum.items()}
+        cert.statement = cert.statement.replace("for all sizes", "for all sizes with " + ", ".join(
+            f"{k} >= {v}" for k, v in settings.minimum.items()))
+    if settings.wrt is not None:
+        cert.settings["wrt"] = list(settings.wrt)
+    if settings.stop_gradient == "identity":
+        cert.settings["stop_gradient"] = "identity: stop_gradient read as the identity, not JAX's derivative zero"
+    return cert
 
 
 def _parse_assumptions(assume, settings: Settings) -> list:

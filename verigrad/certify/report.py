@@ -5,7 +5,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .certificate import SCOPE
 
 # Everything below that comes from the kernel, the importer or the user (statements,
 # side conditions, names) is escaped: rich would read ``x[i, 2*j]`` or ``[u >= 0]`` as
@@ -44,7 +43,7 @@ def print_report(cert, target: str = "", console: Console | None = None):
             f"the proved claim rests on" if n == 1 else f"the {n} proved claims rest on"
         console.print(f"[bold]{whose} {len(cert.axioms)} axioms:[/] " + escape(", ".join(cert.axioms)))
     if cert.status in ("PROVED", "CHECKED"):
-        console.print(f"[bold]holds[/] {escape(SCOPE)}")
+        console.print(f"[bold]holds[/] {escape(cert.scope)}")
     if cert.counterexample is not None:
         console.print(f"[bold red]counterexample:[/] {escape(str(cert.counterexample))}")
         ce = cert.counterexample

@@ -978,15 +978,19 @@ class Normalizer:
                         self.mul(ind, f(*(at(u, True) for u in us))))
 
     def exp(self, u) -> NF:
-        """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v``."""
+        """``exp(sum c m) = prod exp(m)^c``; ``exp(c log v) = v^c`` for positive ``v`` (a
+        ``v`` not positive by its form, such as a masked sum of exponentials, is recorded
+        as the condition ``v > 0``, as ``pow_add_pos`` records its base)."""
         if isinstance(u, Mono):
             u = nf_mono(u)
         if (split := self.split((u,), self.exp)) is not None:
             return split
         out = ONE
         for m, c in u.terms:
-            if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(a := m.factors[0][0], LogA) and a.u.positive:
+            if len(m.factors) == 1 and m.factors[0][1] == 1 and isinstance(a := m.factors[0][0], LogA):
                 self.use("exp_log")
+                if not a.u.positive:
+                    self.need("positive", a.u)
                 out = self.mul(out, self.pow(a.u, c, True))
                 continue
             if len(u.terms) > 1:
