@@ -1,4 +1,5 @@
-"""Red team RT-17: certify proves the program JAX traces under x64, not the one JAX runs by
+"""Red team RT-17 (fixed: a scaled index expression states that it fits the integer type JAX
+computes it in, int32 with x64 off): certify proves the program JAX traces under x64, not the one JAX runs by
 default. With x64 off (JAX's default) ``jnp.arange`` and Python-int arithmetic on it are
 int32, and an index expression can wrap; under x64 they are int64 and never do.
 
@@ -75,9 +76,34 @@ def test_rt17_the_backward_is_wrong_at_index_32768_without_x64(x64):
         assert got[32768] == 1.0 and want[32768] == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="RT-17: traced under x64, jnp.arange is int64 and i * 65536 never wraps; "
-                                       "JAX's default (x64 off) computes it in int32, which wraps at i = 32768; "
-                                       "the certificate states no integer-width assumption")
-def test_rt17_not_proved():
+def test_rt17_the_certificate_states_that_the_index_arithmetic_fits_int32():
+    # PROVED about the program in exact integers, under the stated assumption that the
+    # scaled index does not wrap in int32 (JAX's integer type with x64 off), as integer
+    # data arithmetic states that it does not overflow
     cert = verigrad.certify(_f(), shapes={"x": "n"})
-    assert cert.status != "PROVED", (cert.side_conditions, cert.assumptions)
+    assert any("index arithmetic does not overflow int32" in a for a in cert.assumptions), cert.assumptions
+    assert any("index arithmetic does not overflow int32" in c for c in cert.side_conditions)
+
+
+def test_rt17_with_x64_on_the_integers_are_64_bit_and_nothing_is_assumed():
+    with jax.enable_x64(True):
+        cert = verigrad.certify(_f(), shapes={"x": "n"})
+    assert cert.status == "PROVED" and not cert.assumptions, cert.assumptions
+
+
+def test_rt17_a_narrow_iota_states_that_its_size_fits():
+    def fwd(x):
+        return x * (jnp.arange(x.shape[0], dtype=jnp.int8) >= 0).astype(x.dtype)
+    f = jax.custom_vjp(fwd)
+    f.defvjp(lambda x: (fwd(x), None), lambda r, g: (g,))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert any("fits int8" in a for a in cert.assumptions), cert.assumptions
+
+
+def test_rt17_plain_index_arithmetic_assumes_nothing():
+    def fwd(x):
+        return x * (jnp.arange(x.shape[0]) + 1 > 0).astype(x.dtype)
+    f = jax.custom_vjp(fwd)
+    f.defvjp(lambda x: (fwd(x), None), lambda r, g: (g,))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status == "PROVED" and not cert.assumptions, cert.assumptions

@@ -509,7 +509,8 @@ _REAL = {
 # An integer entry is either an integer expression of the sizes and indices (a kernel
 # ``Poly``: iotas, sizes, constants and their arithmetic) or integer *data* (an entry of an
 # integer argument, and what is computed from it). Poly arithmetic is exact: a size is
-# taken to fit its dtype, and so are the index expressions built from sizes. Arithmetic on
+# taken to fit its dtype, and so are sums of sizes and indices; a scaled index expression
+# states that it fits (``int_op``, ``runtime_dtype``). Arithmetic on
 # data is exact over the integers; XLA's wraps around at the dtype's bounds, so it states
 # the assumption that it does not overflow.
 
@@ -527,27 +528,53 @@ def _const_int(t):
     return int(v) if v is not None and v.denominator == 1 else None
 
 
+def runtime_dtype(dt) -> np.dtype:
+    """The integer type XLA computes ``dt`` in for the user. Functions are traced with x64
+    on, so JAX's default integers are 64-bit in the trace; with x64 off (JAX's default)
+    the same program computes them in 32 bits (red team RT-17: ``arange(n) * 65536`` wraps
+    at n = 32769 there, never in the trace)."""
+    import jax
+    dt = np.dtype(dt)
+    if dt.kind in "iu" and dt.itemsize == 8 and not jax.config.jax_enable_x64:
+        return np.dtype("uint32" if dt.kind == "u" else "int32")
+    return dt
+
+
+def _scaled(p) -> bool:
+    """Whether an index expression reaches beyond the sizes' own magnitude: a product of
+    indices or sizes, or one scaled by a constant (``i * 65536``). Sums of sizes and
+    indices (``i + j``, ``n - 1 - i``) are taken to fit, as the sizes are."""
+    for m, c in p.terms.items():
+        if m and (abs(c) > 1 or sum(k for _, k in m) > 1):
+            return True
+    return False
+
+
 def int_op(value, *, overflows=True):
     """Element-wise integer arithmetic, exact over the integers. With ``overflows`` (add,
-    sub, mul, ...) an entry of integer data states that it does not overflow the dtype; an
+    sub, mul, ...) an entry of integer data states that it does not overflow the dtype, and
+    so does an index expression scaled beyond the sizes in a type of 32 bits or fewer; an
     unsigned index expression not provably >= 0 wraps as XLA's does, ``p mod 2^w``."""
     def apply(ctx, eqn, *ins):
         shape, kind = _out(ctx, eqn)
         dt = _dtype(eqn)
         note = f"integer arithmetic does not overflow {dt} ({_where(eqn)})"
+        rt = runtime_dtype(dt)
+        index_note = (f"index arithmetic does not overflow {rt} ({_where(eqn)}"
+                      + ("; JAX's integers are 32-bit with x64 off" if rt != dt else "") + ")")
 
         def entry(idx):
             terms = [t.at(_bidx(t, shape, idx)) for t in ins]
             out = value(*terms)
-            if overflows:
-                if any(S.int_poly(t) is None for t in terms):
-                    _assume(ctx, note)
-                elif dt.kind == "u":
-                    p = S.int_poly(out)
-                    if p is None:
-                        _assume(ctx, note)
-                    elif not nonneg(p):
-                        out = S.int_value(S.low_bits(p, _bits(dt)))
+            if not overflows:
+                return out
+            p = S.int_poly(out)
+            if any(S.int_poly(t) is None for t in terms) or (dt.kind == "u" and p is None):
+                _assume(ctx, note)
+            elif dt.kind == "u" and not nonneg(p):
+                out = S.int_value(S.low_bits(p, _bits(dt)))     # wraps exactly: nothing to assume
+            elif rt.itemsize <= 4 and p is not None and _scaled(p):
+                _assume(ctx, index_note)
             return out
         return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), ins)
     return apply
@@ -1271,6 +1298,9 @@ def _dim_as_value(ctx, eqn):
 def _iota(ctx, eqn):
     shape, kind = _out(ctx, eqn)
     dim = eqn.params["dimension"]
+    rt = runtime_dtype(_dtype(eqn))
+    if kind == "int" and rt.itemsize < 4 and not shape[dim].is_const():
+        _assume(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)})")   # its iota counts up to it
     return _note(ctx, Tensor(shape, lambda idx: S.int_value(idx[dim]), kind), Facts(FINITE, "nonneg", True))
 
 
