@@ -1,4 +1,4 @@
-"""Red team RT-18: ``any(mask, -1)`` is taken to keep alive the rows of a *slice* of the mask,
+"""Red team RT-18 (fixed: the binder must range over the whole alive axis): ``any(mask, -1)`` is taken to keep alive the rows of a *slice* of the mask,
 so the tie condition of a masked row maximum is accepted where whole rows of the slice are
 masked: a backward wrong there (by a factor of k) is PROVED.
 
@@ -82,9 +82,6 @@ def test_rt18_the_backward_is_wrong_where_a_row_of_the_slice_is_masked():
     assert np.allclose(got[1], want[1])         # a row with a true entry in the slice is right
 
 
-@pytest.mark.xfail(strict=True, reason="RT-18: conditions._alive_branch accepts any(mask, -1) for a mask indexed "
-                                       "by b on that axis without checking that b ranges over the whole axis; "
-                                       "mask[:, :k] of a wider mask can have rows masked throughout")
 def test_rt18_not_proved():
     cert = verigrad.certify(_f(), {"x": f"n, {K}", "mask": f"n, {K + 1}:bool"}, assume=["any(mask, -1)"])
     assert cert.status != "PROVED", cert.side_conditions

@@ -259,7 +259,7 @@ def _alive_branch(M: T.Term, alive: dict):
     masks(M.body, set())
     for m in found:
         along = [d for d, e in enumerate(m.t.idx) if b in e.symbols()]
-        if len(along) != 1 or m.t.idx[along[0]] != Poly.sym(b) or along[0] not in alive[m.t.base]:
+        if len(along) != 1 or not _alive_axis(m, b, along[0], alive):
             continue
         V, F = _put(M.body, m, T.Num(1)), _put(M.body, m, T.Num(0))
         names, binders = set(), set()
@@ -566,8 +566,17 @@ def positive_by_assumption(t: T.Term, alive: dict) -> bool:
     if m.rel != ">" or not isinstance(m.t, T.Index) or m.t.base not in alive:
         return False
     along = [d for d, e in enumerate(m.t.idx) if b in e.symbols()]
-    return (len(along) == 1 and m.t.idx[along[0]] == Poly.sym(b) and along[0] in alive[m.t.base]
+    return (len(along) == 1 and _alive_axis(m, b, along[0], alive)
             and not any(b in c.free_idx for c in factors if c is not m and isinstance(c, T.RealCond)))
+
+
+def _alive_axis(m: T.RealCond, b, axis: int, alive: dict) -> bool:
+    """Whether the mask entry ``m`` is read at ``b`` along an axis assumed alive, with
+    ``b`` ranging over that whole axis: ``any(mask, axis)`` says nothing of a part of a
+    row (red team RT-18: the max over ``mask[:, :k]`` of a wider mask, a slice that may be
+    all false while the whole row is not)."""
+    return (m.t.idx[axis] == Poly.sym(b) and axis in alive[m.t.base]
+            and b.size == m.t.base.shape[axis])
 
 
 def _positive_factor(f: T.Term) -> bool:
