@@ -784,24 +784,36 @@ class Normalizer:
         sum_j c_j body_j(b)`` (``sum_linear``, the binders renamed alike), and at each ``b``
         the body is 0 iff its product with a positive quantity is (``cancel_positive``).
         The identities of a sigmoid inside a sum (SwiGLU's ``silu``) need this: the sum is
-        split by monomial, each body alone does not cancel."""
-        groups: dict = {}
-        for m, c in diff.terms:
-            sums = [a for a, e in m.factors if isinstance(a, SumA) and e == 1]
-            if len(sums) == 1:
-                rest = mono_of({a: e for a, e in m.factors if a is not sums[0]})
-                groups.setdefault((rest, tuple(b.size for b in sums[0].binders)), []).append((m, c, sums[0]))
+        split by monomial, each body alone does not cancel.
+
+        Groups of one ``R`` are tried first; then the sums left, of any factors ``R_j``, are
+        grouped by their ranges alone: ``sum_j c_j R_j S_j = sum_b sum_j c_j R_j body_j(b)``
+        (``sum_pull``: ``R_j`` lies outside the sum, so it does not depend on its binders).
+        An attention sink's ``dsinks`` needs this: ``exp(sink)`` comes out of one of the
+        sums over rows, whose bodies cancel only together. A group is dropped only whole,
+        when its merged body is 0 at every ``b``, so the sum of the group is 0."""
         gone = set()
-        for (rest, sizes), members in groups.items():
-            if len(members) < 2:
-                continue
-            temps = [fresh_index(size) for size in sizes]
-            body = self.add(*(self.scale(self.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}), c)
-                              for _, c, a in members))
-            if not self.clear_positive(body).terms:
-                self.use("sum_linear")
-                self.use("fubini")      # the binders renamed alike
-                gone |= {m for m, _, _ in members}
+        for coarse in (False, True):
+            groups: dict = {}
+            for m, c in diff.terms:
+                sums = [a for a, e in m.factors if isinstance(a, SumA) and e == 1]
+                if len(sums) == 1 and m not in gone:
+                    rest = mono_of({a: e for a, e in m.factors if a is not sums[0]})
+                    key = (None if coarse else rest, tuple(b.size for b in sums[0].binders))
+                    groups.setdefault(key, []).append((m, c, sums[0], rest))
+            for (_, sizes), members in groups.items():
+                if len(members) < 2:
+                    continue
+                temps = [fresh_index(size) for size in sizes]
+                # coarse: R_j S_j = sum_b R_j body_j(b); R_j has no temp in it (sum_pull)
+                body = self.add(*(self.scale(self.mul(nf_mono(r) if coarse else ONE, self.subst_mono(
+                    a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})), c) for _, c, a, r in members))
+                if not self.clear_positive(body).terms:
+                    self.use("sum_linear")
+                    self.use("fubini")      # the binders renamed alike
+                    if coarse:
+                        self.use("sum_pull")
+                    gone |= {m for m, _, _, _ in members}
         return nf_of({m: c for m, c in diff.terms if m not in gone}) if gone else diff
 
     def clear_positive(self, x: NF) -> NF:
