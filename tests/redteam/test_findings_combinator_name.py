@@ -1,4 +1,4 @@
-"""Red team RT-19: a combinator node is certified by its *name*, not by its code. The
+"""Red team RT-19 (fixed: only a node a combinator made is certified by its rule): a combinator node is certified by its *name*, not by its code. The
 network certificate (``verigrad.nn.compose._certify``) decides what a node is from
 ``layer.name in COMBINATORS`` (and ``_is_named`` from ``hyper``/``children``) and builds
 the node's backward from the composition rule over ``layer.children``; it never looks at
@@ -100,8 +100,6 @@ def test_rt19_a_true_combinator_tree_keeps_its_proof():
     assert _close(got_x, want_x) and all(_close(got_p[k], want_p[k]) for k in want_p)
 
 
-@pytest.mark.xfail(strict=True, reason="RT-19: compose._certify certifies a node by its name and children (the "
-                                       "rule's backward), never its own backward, which is what is trained and tied")
 def test_rt19_not_proved():
     try:
         net = nb.network("wres", _pieces(_wrong_residual), input=(8,), classes=3)

@@ -24,6 +24,8 @@ used twice, so two layers never share a parameter or a mask by accident.
 """
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 
@@ -32,6 +34,25 @@ from verigrad.nn.layers.core import AuxSpec, Layer, same_shape, scale_examples, 
 
 # ---------------------------------------------------------------------------------
 # Plumbing: splitting params and aux among children, adding up gradients
+
+
+# The layers the combinators below made, by identity. A certifier builds a node's
+# backward from its children by the combinator's composition rule, so it must know the
+# node computes exactly that: a layer that only carries a combinator's name (made
+# directly, or copied with another backward by ``with_backward``) is certified as a leaf,
+# from its own functions (red team RT-19: a residual given a wrong backward was
+# certified from its children and trained with its own).
+_MADE: "weakref.WeakValueDictionary[int, Layer]" = weakref.WeakValueDictionary()
+
+
+def _made(layer: Layer) -> Layer:
+    _MADE[id(layer)] = layer
+    return layer
+
+
+def made_here(layer: Layer) -> bool:
+    """Whether ``layer`` is a node one of these combinators made (not a copy of one)."""
+    return _MADE.get(id(layer)) is layer
 
 
 def _union(combinator, children, field):
@@ -83,10 +104,10 @@ def named(prefix: str, layer: Layer) -> Layer:
         dx, grads = layer.backward(inner(params), x, *rest)
         return dx, {f"{prefix}/{k}": g for k, g in grads.items()}
 
-    return Layer(prefix, layer.x, layer.y, forward, backward,
+    return _made(Layer(prefix, layer.x, layer.y, forward, backward,
                  params=tuple(p.renamed(f"{prefix}/{p.name}") for p in layer.params),
                  aux=tuple(a.renamed(f"{prefix}/{a.name}") for a in layer.aux),
-                 hyper={"layer": layer.name}, doc=layer.doc, children=(layer,))
+                 hyper={"layer": layer.name}, doc=layer.doc, children=(layer,)))
 
 
 def chain(*layers: Layer) -> Layer:
@@ -116,8 +137,8 @@ def chain(*layers: Layer) -> Layer:
             grads.update(g)             # names are disjoint: no parameter is shared
         return dy, grads
 
-    return Layer("chain", layers[0].x, layers[-1].y, forward, backward, params, aux,
-                 doc="dx = f1.back(x, f2.back(f1(x), ... dy))", children=tuple(layers))
+    return _made(Layer("chain", layers[0].x, layers[-1].y, forward, backward, params, aux,
+                 doc="dx = f1.back(x, f2.back(f1(x), ... dy))", children=tuple(layers)))
 
 
 def fan_in(*branches: Layer) -> Layer:
@@ -144,8 +165,8 @@ def fan_in(*branches: Layer) -> Layer:
             grads.update(g)
         return dx, grads
 
-    return Layer("fan_in", branches[0].x, branches[0].y, forward, backward, params, aux,
-                 doc="dx = sum_k f_k.back(x, dy)", children=tuple(branches))
+    return _made(Layer("fan_in", branches[0].x, branches[0].y, forward, backward, params, aux,
+                 doc="dx = sum_k f_k.back(x, dy)", children=tuple(branches)))
 
 
 def residual(branch: Layer) -> Layer:
@@ -161,8 +182,8 @@ def residual(branch: Layer) -> Layer:
         dxf, grads = branch.backward(params, x, *rest)
         return rest[-1] + dxf, grads
 
-    return Layer("residual", branch.x, branch.y, forward, backward, branch.params, branch.aux,
-                 doc="dx = dy + f.back(x, dy)", children=(branch,))
+    return _made(Layer("residual", branch.x, branch.y, forward, backward, branch.params, branch.aux,
+                 doc="dx = dy + f.back(x, dy)", children=(branch,)))
 
 
 def site_residual(branch: Layer, site: str = "s", batched: bool = True) -> Layer:
@@ -186,8 +207,8 @@ def site_residual(branch: Layer, site: str = "s", batched: bool = True) -> Layer
         dxf, grads = branch.backward(params, x, *aux, scale_examples(s, dy))
         return dy + dxf, grads
 
-    return Layer("site_residual", branch.x, branch.y, forward, backward, branch.params, aux,
-                 hyper={"site": site}, doc="dx = dy + f.back(x, s * dy)", children=(branch,))
+    return _made(Layer("site_residual", branch.x, branch.y, forward, backward, branch.params, aux,
+                 hyper={"site": site}, doc="dx = dy + f.back(x, s * dy)", children=(branch,)))
 
 
 def per_example(layer: Layer, batch) -> Layer:

@@ -29,6 +29,7 @@ from verigrad.kernel import (At, FnLam, KernelError, Lamda, Term, Theorem, Var, 
                              rewrite, symm, trans)
 from verigrad.kernel import terms as T
 from verigrad.kernel.theorem import Failure
+from verigrad.nn.combinators import made_here
 from verigrad.nn.layers.core import Layer
 from . import rules as R
 from verigrad.errors import VerigradError
@@ -96,8 +97,17 @@ def gc_paused():
             gc.enable()
 
 
+def kind_of(layer: Layer) -> str:
+    """How a layer is certified: by a combinator's composition rule ("chain", "fan_in",
+    "residual", "site_residual"), as a renamed layer ("named"), or as a "leaf" from its own
+    functions. Only a node a combinator made counts as one (``made_here``), whatever its name."""
+    if not made_here(layer):
+        return "leaf"
+    return layer.name if layer.name in COMBINATORS else "named" if _is_named(layer) else "leaf"
+
+
 def _certify(layer: Layer, path: str) -> Certified:
-    kind = layer.name if layer.name in COMBINATORS else "named" if _is_named(layer) else "leaf"
+    kind = kind_of(layer)
     if kind == "leaf" or (kind == "named" and _leafish(layer.children[0])):
         return _leaf(layer, path)
     if kind == "named":
@@ -122,7 +132,7 @@ def _is_named(layer: Layer) -> bool:
 
 
 def _leafish(layer: Layer) -> bool:
-    return layer.name not in COMBINATORS and not _is_named(layer)
+    return kind_of(layer) == "leaf"
 
 
 # -- leaves ------------------------------------------------------------------------------------

@@ -129,8 +129,8 @@ def network_records(names=None, progress=None) -> list[Record]:
 
 def tree(layer) -> dict:
     """A layer's combinator tree: ``{"name", "kind", "children", "site"}``."""
-    from verigrad.nn.compose import COMBINATORS, _is_named
-    kind = layer.name if layer.name in COMBINATORS else "named" if _is_named(layer) else "leaf"
+    from verigrad.nn.compose import kind_of
+    kind = kind_of(layer)
     node = {"name": layer.name, "kind": kind, "children": [tree(c) for c in layer.children] if kind != "leaf" else []}
     if "site" in layer.hyper:
         node["site"] = layer.hyper["site"]
