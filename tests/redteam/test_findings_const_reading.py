@@ -1,7 +1,7 @@
 """Red team RT-11 (fixed): a comparison constant a few ulps from a whole number is read as that
 number, and a comparison with an index is then decided at the wrong integer.
 
-``jaxpr_scalar._reading`` reads a float constant as the simplest rational within 4 ulps of
+``jaxpr_scalar.reading`` reads a float constant as the simplest rational within 4 ulps of
 its dtype (for float32 that is 3e-5 wide at 100). ``np.float32(99.99998)`` is exactly
 99.99997711181640625, yet it is imported as 100; compared with an integer-valued operand
 (a float iota) the comparison is decided exactly as an integer one, so
@@ -25,7 +25,7 @@ number exactly, in ``jaxpr_rules._pow`` only.) Real data shows it too: ``[x > C]
 read as ``[x > 100]``, wrong on the interval (99.99998, 100), with only the float32-cast
 assumption recorded.
 
-Fix: a float that is not a whole or half number is never read as one (``_reading``), so
+Fix: a float that is not a whole or half number is never read as one (``reading``), so
 the reading and the float are on the same side of every integer and half-integer. What
 remains of the 4-ulp reading is a rounding-scale effect that certificates state: two
 different floats within 4 ulps of one simple number (float32 0.33333334 and 0.33333331,
@@ -100,13 +100,13 @@ def test_rt11_data_threshold_just_below_a_whole_number_is_not_proved():
 
 def test_rt11_the_reading_keeps_the_programmers_numbers_and_no_false_whole_ones():
     from fractions import Fraction
-    from verigrad.frontends.jaxpr_scalar import _reading
-    assert _reading(float(C), np.float32) != 100
-    assert _reading(100 - 2 ** -46) != 100
-    assert _reading(float(np.float32(2.4999998)), np.float32) != Fraction(5, 2)
-    assert _reading(1 - 0.9) == Fraction(1, 10)            # c + (1 - c) = 1 still holds
-    assert _reading(float(np.float32(1 / 3)), np.float32) == Fraction(1, 3)
-    assert _reading(100.0) == 100 and _reading(2.5) == Fraction(5, 2)
+    from verigrad.frontends.jaxpr_scalar import reading
+    assert reading(float(C), np.float32) != 100
+    assert reading(100 - 2 ** -46) != 100
+    assert reading(float(np.float32(2.4999998)), np.float32) != Fraction(5, 2)
+    assert reading(1 - 0.9) == Fraction(1, 10)            # c + (1 - c) = 1 still holds
+    assert reading(float(np.float32(1 / 3)), np.float32) == Fraction(1, 3)
+    assert reading(100.0) == 100 and reading(2.5) == Fraction(5, 2)
 
 
 def test_rt11_the_same_threshold_on_both_sides_still_proves():

@@ -1,4 +1,4 @@
-"""Red team RT-20 (open): a float literal in a theorem file is read as a whole number it is
+"""Red team RT-20 (fixed: float literals are read as certify reads constants): a float literal in a theorem file is read as a whole number it is
 not, so ``verigrad verify`` reports false statements proved (exit 0, ``--no-cache``).
 
 ``as_expr`` (verigrad/proof/expressions/atoms.py) reads a float operand as
@@ -79,7 +79,6 @@ def test_rt20_the_statements_are_false():
     assert 2.0 ** 1.0000001 != 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="RT-20 open: float literals rounded to a bounded denominator")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rt20_a_rounded_float_literal_is_not_proved(case, tmp_path, monkeypatch):
     monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
@@ -88,3 +87,11 @@ def test_rt20_a_rounded_float_literal_is_not_proved(case, tmp_path, monkeypatch)
     path.write_text(BODY.format(lhs=lhs, rhs=rhs, kind=kind))
     rec = _verify(path)
     assert rec.status != "proved", f"{lhs} = {rhs} reported proved"
+
+
+def test_rt20_the_programmers_numbers_still_read_as_written(tmp_path, monkeypatch):
+    from fractions import Fraction
+    from verigrad.proof.expressions.atoms import float_number
+    assert float_number(0.5) == Fraction(1, 2) and float_number(1e-13) == Fraction(1, 10 ** 13)
+    assert float_number(1 - 0.9) == Fraction(1, 10) and float_number(1 / 3) == Fraction(1, 3)
+    assert float_number(1.0000001) != 1

@@ -176,7 +176,7 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     return fl + 1 / simplest_between(1 / (hi - fl), 1 / (lo - fl))
 
 
-def _reading(v: float, dtype=None) -> Fraction:
+def reading(v: float, dtype=None) -> Fraction:
     """The number a float constant stands for: the simplest rational within ``ULPS`` units
     in the last place of its dtype (``1 - 0.9`` is 1/10, ``1/3`` is 1/3, so the
     programmer's identities such as ``c + (1 - c) = 1`` hold), unless that needs a
@@ -229,7 +229,7 @@ def number(v, dtype=None) -> Term:
         t = _closed_form(v, 4 * float(np.finfo(dtype).eps) if narrow else 4.5e-16)
         if t is not None:
             return t
-    return Num(_reading(v, dtype))
+    return Num(reading(v, dtype))
 
 
 def num_value(t):

@@ -14,7 +14,7 @@ from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly
 
 from ..errors import ProofError
-from .atoms import Number, Raw, as_expr
+from .atoms import Number, Raw, as_expr, float_number
 from .constant_tensors import zeros
 from .integers import IntMixin
 from .kernel_terms import at, broadcast, int_term, lam, weight_product
@@ -207,7 +207,7 @@ class Pow(Expr):
         if isinstance(exponent, Number):
             exponent = exponent.value
         if isinstance(exponent, float):
-            exponent = Fraction(exponent).limit_denominator(10 ** 6)
+            exponent = float_number(exponent)
         if not isinstance(exponent, (int, Fraction)) or isinstance(exponent, bool):
             raise ProofError(f"the exponent of {base} must be a rational number, not {exponent!r}")
         super().__init__(base)

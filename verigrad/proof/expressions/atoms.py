@@ -12,6 +12,8 @@ from fractions import Fraction
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly, as_poly, poly_str
 
+from verigrad.frontends.jaxpr_scalar import reading
+
 from ..errors import ProofError
 from .integers import IntMixin
 from .node import Expr
@@ -111,9 +113,18 @@ class Raw(Expr):
         return repr(self._term), 50
 
 
+def float_number(x: float) -> Fraction:
+    """The number a float literal of a theorem file stands for, as certify reads one: the
+    simplest rational within 4 units in its last place (``1/3``, and ``1 - 0.9`` is 1/10),
+    else its shortest decimal (``1e-13`` is 10^-13), never a whole or half number the float
+    is not (red team RT-20: with the nearest fraction of denominator at most 10^12,
+    ``1e-13 * x = 0`` and ``x**1.0000001 = x`` were proved)."""
+    return reading(x)
+
+
 def as_expr(x) -> Expr:
     """``x`` as an expression: itself, a ``Number`` (an int, a fraction, a float read as
-    the nearest fraction with denominator at most 10^12) or a ``SizeExpr``."""
+    ``float_number`` reads it) or a ``SizeExpr``."""
     if isinstance(x, Expr):
         return x
     if isinstance(x, bool):
@@ -121,7 +132,7 @@ def as_expr(x) -> Expr:
     if isinstance(x, (int, Fraction)):
         return Number(x)
     if isinstance(x, float):
-        return Number(Fraction(x).limit_denominator(10 ** 12))
+        return Number(float_number(x))
     if isinstance(x, Poly):
         return SizeExpr(x)
     raise ProofError(f"{x!r} ({type(x).__name__}) is not an expression")
