@@ -1,4 +1,4 @@
-"""Red team (open): a complex symbol that occurs only in a ``Piecewise`` condition escapes the
+"""Red team RT-21 (fixed: conditions are searched for complex symbols too): a complex symbol that occurs only in a ``Piecewise`` condition escapes the
 complex-ring check, so a false statement over C is reported proved (``--no-cache``, exit 0).
 
 ``Symbol.z(complex=True)`` is accepted only in a proof that uses ring laws alone
@@ -79,8 +79,6 @@ def test_the_statements_are_false_at_i():
     assert (1 if (z * z).real >= 0 else 0) != 1          # nonneg_square: lhs 0, rhs 1
 
 
-@pytest.mark.xfail(strict=True, reason="open: complex_symbols.mentions_complex does not look into Piecewise "
-                                       "conditions, so the complex-ring check is skipped")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_complex_symbol_in_a_piecewise_condition_is_not_proved(case, tmp_path, monkeypatch):
     monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))

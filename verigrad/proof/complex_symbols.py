@@ -12,7 +12,7 @@ from __future__ import annotations
 from verigrad.kernel import Theorem
 from verigrad.kernel import terms as T
 
-from .expressions import TensorSymbol
+from .expressions import Relational, TensorSymbol
 from .proof_log import ProofLog
 
 RING_AXIOMS = frozenset({"ring", "pow_expand", "pow_mul", "pow_add_int", "indicator_idempotent", "delta_decide",
@@ -30,11 +30,19 @@ def has_complex(log: ProofLog) -> bool:
 
 def mentions_complex(statements) -> bool:
     """Whether one of ``statements`` mentions a complex symbol."""
-    for st in statements:
-        for side in st.sides:
-            for n in st.side(side).walk():
-                if isinstance(n, TensorSymbol) and n.complex:
-                    return True
+    return any(_complex_in(st.side(side)) for st in statements for side in st.sides)
+
+
+def _complex_in(expr) -> bool:
+    """Whether ``expr`` mentions a complex symbol, conditions included: a ``Piecewise``
+    keeps its conditions outside its arguments, so ``walk`` alone does not see them (red
+    team RT-21: ``Piecewise((1, z*z < 0), (0, True)) = 0`` was proved for a complex z)."""
+    for n in expr.walk():
+        if isinstance(n, TensorSymbol) and n.complex:
+            return True
+        for c in getattr(n, "conds", ()):
+            if isinstance(c, Relational) and (_complex_in(c.lhs) or _complex_in(c.rhs)):
+                return True
     return False
 
 
