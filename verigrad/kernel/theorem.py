@@ -362,8 +362,24 @@ def instantiate(th: Theorem, mapping: dict) -> Theorem:
                 mapping[v] = Poly.sym(T.fresh_name(v.name, v.size.subst(sizes), taken))
     sub = T.substitution(mapping)       # one for all sides: they share subterms
     hyps = {(sub(l), sub(r)) for l, r in th.hyps}
-    conds = {Condition(c.kind, sub(c.term)) for c in th.conds} | extra
+    conds = {Condition(c.kind, _instantiate_condition(c.term, mapping, sizes)) for c in th.conds} | extra
     return _make(hyps, conds, sub(th.lhs), sub(th.rhs), "instantiate", (th,), args=args)
+
+
+def _instantiate_condition(term: T.Term, mapping: dict, sizes: dict) -> T.Term:
+    """A side condition under ``instantiate``. Its index variables are its own: it holds
+    for every value of them (``Condition``), whatever the statement's indices are named, so
+    an index the mapping gives a value is not substituted here (red team: the condition
+    ``x[i] > 0`` for every i, met by a statement with its own free ``i``, became ``x[0] > 0``
+    at ``i := 0``); sizes and variables are, and an index whose range mentions a
+    substituted size ranges over the new size."""
+    own = {k: v for k, v in mapping.items() if not isinstance(k, IndexVar)}
+    if sizes:
+        taken = set(term.free_idx).union(*(v.index_vars() for v in own.values() if isinstance(v, Poly)))
+        for v in sorted(term.free_idx, key=lambda v: v.skey):
+            if v.size.symbols() & sizes.keys():
+                own[v] = Poly.sym(T.fresh_name(v.name, v.size.subst(sizes), taken))
+    return T.substitution(own)(term)
 
 
 # -- the decision procedure -------------------------------------------------------------
