@@ -239,7 +239,7 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
                 term = c.term
                 for a in reversed(ats):
                     if term.atoms & set(a.params):
-                        term = T.At(term, a.params, a.values)
+                        term = T.At(_apart(term, set().union(*(v.free_idx for v in a.values))), a.params, a.values)
                 conds.add(Condition(c.kind, term))
             return th.rhs
         key = (t, ats)
@@ -374,12 +374,28 @@ def _instantiate_condition(term: T.Term, mapping: dict, sizes: dict) -> T.Term:
     at ``i := 0``); sizes and variables are, and an index whose range mentions a
     substituted size ranges over the new size."""
     own = {k: v for k, v in mapping.items() if not isinstance(k, IndexVar)}
+    brought = set().union(*(v.index_vars() if isinstance(v, Poly) else v.free_idx for v in own.values()))
+    term = _apart(term, brought)
     if sizes:
-        taken = set(term.free_idx).union(*(v.index_vars() for v in own.values() if isinstance(v, Poly)))
+        taken = set(term.free_idx) | brought
         for v in sorted(term.free_idx, key=lambda v: v.skey):
             if v.size.symbols() & sizes.keys():
                 own[v] = Poly.sym(T.fresh_name(v.name, v.size.subst(sizes), taken))
     return T.substitution(own)(term)
+
+
+def _apart(term: T.Term, brought: set) -> T.Term:
+    """A side condition with its own index variables renamed away from ``brought``, the
+    free indices of values about to be put into it: they are the statement's, and the
+    condition's indices (quantified over every value) must not capture them (red team
+    RT-23: ``x z[i] > 0`` for every i, at ``x := y[i]``, read ``y[i] z[i] > 0``, the
+    diagonal only)."""
+    clash = term.free_idx & brought
+    if not clash:
+        return term
+    taken = set(term.free_idx) | brought
+    return T.subst(term, {v: Poly.sym(T.fresh_name(v.name, v.size, taken))
+                          for v in sorted(clash, key=lambda v: v.skey)})
 
 
 # -- the decision procedure -------------------------------------------------------------
