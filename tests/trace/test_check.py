@@ -81,7 +81,7 @@ def test_replay_step_is_the_kernel_check_of_a_recorded_statement():
     with pytest.raises(KernelError, match="unknown rule"):
         replay_step("forge", [], (), None, (x, x, (), ()))
     with pytest.raises(KernelError, match="the decision fails"):
-        replay_step("decide", [], (x, Var("y", (n,)), ()), [], (x, Var("y", (n,)), (), ()))
+        replay_step("decide", [], (x, Var("y", (n,))), [], (x, Var("y", (n,)), (), ()))
 
 
 def test_an_edited_step_is_refused(tmp_path):

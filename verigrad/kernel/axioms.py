@@ -139,6 +139,9 @@ _r("indicator_integer", "for an integer-valued u: [u > 0] = [u - 1 >= 0], [u <= 
    "indicators, sums of such) with a whole positive power, and its coefficients are integers.")
 # Rules of the logic -----------------------------------------------------------------------------
 _r("definition", "name = body for a defined constant", "Definitions are abbreviations (conservative).")
+_r("conversion", "a = b  when a and b are one term once definitions are read as their bodies, Lamda[i](body)[e] "
+   "as body[i := e] and bound indices renamed", "Each is the meaning of the term read: a definition abbreviates its "
+   "body, a Lamda is the tensor of its entries (e is proved inside the axis), a bound index is a name.")
 _r("extensionality", "(forall I. A[I] = B[I])  <->  A = B", "Tensors are functions of their indices.")
 _r("congruence", "a = b  ->  C[a] = C[b]", "Leibniz's law (equals may be substituted).")
 _r("at_elim", "At(b, p, v) = b[p := v]  when b takes no derivative in p, or v is a variable absent from b",

@@ -74,7 +74,8 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
     if isinstance(a, SumA):
         nz.use("deriv_sum")
         temps = [fresh_index(b.size) for b in a.binders]
-        body = nz.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})
+        # the binders renamed to fresh temporaries (alpha-equivalence): a normal form stays one
+        body = nf_mono(nz.rename_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}))
         return nz.sum(temps, derivative(nz, body, var, P))
     if isinstance(a, RIndA) and (top := nz.top(a)) is not None \
             and nonneg(top[1]) and nonneg(top[0].b.size - 1 - top[1]):

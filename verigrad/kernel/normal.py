@@ -29,6 +29,7 @@ nonzero, a kink that must be avoided), so each result states what it rests on.
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from fractions import Fraction
 from math import gcd, lcm
@@ -74,18 +75,21 @@ class Mono:
 
     def _init(self, *factors):
         self.factors = factors
-        self.skey = "*".join(f"{a.skey}^{_fr(e)}" for a, e in factors)
-        self.ivars = _EMPTY.union(*[a.ivars for a, _ in factors])
-        self.tvars = _EMPTY.union(*[a.tvars for a, _ in factors])
-        self.height = max((a.height for a, _ in factors), default=0)
-        pos = nn = True
-        for a, e in factors:
+        keys, ivars, tvars, height, pos, nn, integer = [], [], [], 0, True, True, True
+        for a, e in factors:       # (one loop: monomials are made by the thousand)
+            keys.append(f"{a.skey}^{e if type(e) is int else _fr(e)}")
+            ivars.append(a.ivars)
+            tvars.append(a.tvars)
+            height = a.height if a.height > height else height
+            whole = type(e) is int or e.denominator == 1
             if not a.positive:
                 pos = False
-                nn = nn and (a.nonneg or (e.denominator == 1 and e.numerator % 2 == 0))
-        self.positive, self.nonneg = pos, nn
-        # integer-valued: integer-valued atoms to whole positive powers
-        self.integer = all(a.integer and e.denominator == 1 and e > 0 for a, e in factors)
+                nn = nn and (a.nonneg or (whole and e % 2 == 0))
+            # integer-valued: integer-valued atoms to whole positive powers
+            integer = integer and a.integer and whole and e > 0
+        self.skey = "*".join(keys)
+        self.ivars, self.tvars = _EMPTY.union(*ivars), _EMPTY.union(*tvars)
+        self.height, self.positive, self.nonneg, self.integer = height, pos, nn, integer
 
 
 _mono_cache: dict = {}
@@ -118,11 +122,17 @@ class NF:
 
     def _init(self, *terms):
         self.terms = terms
-        self.integer = all(Fraction(c).denominator == 1 and m.integer for m, c in terms)
-        self.skey = "(" + " + ".join(f"{_fr(c)}:{m.skey}" for m, c in terms) + ")"
-        self.ivars = _EMPTY.union(*[m.ivars for m, _ in terms])
-        self.tvars = _EMPTY.union(*[m.tvars for m, _ in terms])
-        self.height = max((m.height for m, _ in terms), default=0)
+        keys, ivars, tvars, height, integer = [], [], [], 0, True
+        for m, c in terms:          # (one loop, as Mono's)
+            whole = type(c) is int or c.denominator == 1
+            keys.append(f"{c if type(c) is int else _fr(c)}:{m.skey}")
+            ivars.append(m.ivars)
+            tvars.append(m.tvars)
+            height = m.height if m.height > height else height
+            integer = integer and whole and m.integer
+        self.skey = "(" + " + ".join(keys) + ")"
+        self.ivars, self.tvars = _EMPTY.union(*ivars), _EMPTY.union(*tvars)
+        self.height, self.integer = height, integer
 
     def const(self):
         """The value if this is a constant, else None."""
@@ -363,6 +373,7 @@ class Normalizer:
         self.choices = choices or Choices()
         self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
         self._tops: dict = {}
+        self._subt, self._renaming = {}, False     # substitutions up to renaming (subst_atom)
 
     def use(self, name: str):
         self.axioms.add(name)
@@ -583,7 +594,27 @@ class Normalizer:
         key = (a, tuple(sorted(mp.items(), key=lambda kv: kv[0].skey)))
         hit = self._sub.get(key)
         if hit is None:
-            hit = self._sub[key] = self._subst_atom(a, mp)
+            shape, new = (None, None) if self._renaming else _shape(a, key[1])
+            old = self._subt.get(shape) if shape is not None else None
+            if old is not None:
+                # The same substitution into the same atom was made before, up to the
+                # temporaries its values bring in: a[mp0] = R (under this normalizer's
+                # conditions, each for every value of its free indices), where mp is mp0
+                # with those temporaries renamed by rho, a bijection between temporaries of
+                # one range and tag, none of them in ``a``. Renaming in that identity gives
+                # a[mp] = rho(R): R's free temporaries are ``a``'s or rho's (as it was
+                # stored), and ``a`` binds only canonical indices. A renaming that meets a
+                # substitution computes it (no second renaming inside: no cycle).
+                self._renaming = True
+                try:
+                    hit = self.rename_nf(old[0], {t: Poly.sym(u) for t, u in zip(old[1], new)})
+                finally:
+                    self._renaming = False
+            else:
+                hit = self._subst_atom(a, mp)
+                if shape is not None and all(v.tag not in ("t", "k") or v in a.ivars or v in new for v in hit.ivars):
+                    self._subt[shape] = (hit, new)
+            self._sub[key] = hit
         return hit
 
     def _subst_atom(self, a: Atom, mp: dict) -> NF:
@@ -1090,7 +1121,10 @@ class Normalizer:
                 for _ in range(int(e)):
                     temps = [fresh_index(b.size) for b in a.binders]
                     new_bs += temps
-                    body = self.mul(body, self.subst_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)}))
+                    # a's binders renamed to fresh temporaries (alpha-equivalence): its body is
+                    # a normal form already, so it is renamed, not normalized again
+                    opened = self.rename_mono(a.m, {b: Poly.sym(t) for b, t in zip(a.binders, temps)})
+                    body = self.mul(body, nf_mono(opened))
             return self.mul(out, self.sum(new_bs, body))
         # 2. Re-index a binder of range q*m read through floor division by m: b = u*m + v.
         for fd in divisions(m.skey):
@@ -1192,8 +1226,8 @@ class Normalizer:
         if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j) \
                 or not nonneg(i.size * w):
             return None
-        if any(isinstance(a, EntryA) and any(_apart(p, i, j, w) for p in a.idx) for a, _ in m.factors):
-            return None     # a guide: an entry reads i or j apart from i*w + j, so a division would stay
+        if _reads_apart(m, i, j, w, set()):
+            return None     # a guide: i or j is read apart from i*w + j, so a division would stay
         t = fresh_index(i.size * w)
         body = self.subst_mono(m, {i: floordiv(Poly.sym(t), w), j: Poly.sym(t) % w})
         return (t, body) if "f:(" not in body.skey else None
@@ -1225,7 +1259,9 @@ class Normalizer:
     def tensor(self, temps, u: NF) -> TensorNF:
         h = 1 + u.height
         names = [bound_index(h, p, t.size) for p, t in enumerate(temps)]
-        return TensorNF(tuple(names), self.subst_nf(u, {t: Poly.sym(n) for t, n in zip(temps, names)}))
+        # a renaming to names no atom of u binds or leaves free (its heights are below h),
+        # as _canon_sum's: u stays a normal form
+        return TensorNF(tuple(names), self.rename_nf(u, {t: Poly.sym(n) for t, n in zip(temps, names)}))
 
     # -- from terms -------------------------------------------------------------------------
     def norm(self, t: T.Term, idx=(), env=None) -> NF:
@@ -1348,6 +1384,31 @@ _RENORMALIZE = {EntryA: Normalizer.entry, DeltaA: Normalizer.delta, IndA: Normal
                 ExpA: Normalizer.exp, LogA: Normalizer.log, FnA: Normalizer.fn, ParenA: lambda nz, u, pos: u}
 
 
+def _shape(a: Atom, items: tuple):
+    """The substitution ``items`` (sorted ``(index, Poly)`` pairs) into ``a``, with each
+    temporary its values bring in (one ``a`` does not mention) replaced by its place in
+    the order of first occurrence, its range and its tag; and those temporaries in that
+    order. Two substitutions into ``a`` have one shape exactly when one is the other with
+    those temporaries renamed one-to-one, ranges and tags kept. ``(None, None)`` when one
+    occurs in a floor division (not renamed there)."""
+    temps: dict = {}
+    out = []
+    for k, v in items:
+        terms = []
+        for mono, c in v.terms.items():
+            mm = []
+            for s, e in mono:
+                if isinstance(s, IndexVar) and s.tag in ("t", "k") and s not in a.ivars:
+                    s = (temps.setdefault(s, len(temps)), s.size, s.tag)
+                elif isinstance(s, FloorDiv) and any(isinstance(x, IndexVar) and x.tag in ("t", "k") and x not in a.ivars
+                                                         for x in s.symbols()):
+                    return None, None
+                mm.append((s, e))
+            terms.append((tuple(mm), c))
+        out.append((k, tuple(terms)))
+    return (a, tuple(out)), list(temps)
+
+
 def _map_args(a: Atom, fs: dict) -> list:
     """The arguments of ``a`` with ``fs[type(x)]`` applied to each ``x`` among them (and
     in their tuples) whose type it lists."""
@@ -1394,6 +1455,12 @@ class Choices:
         self.work += work
         if self.budget is not None and self.work > self.budget:
             raise BudgetSpent(f"the work budget of {self.budget} monomial products is spent")
+
+    def skip(self, n: int):
+        """Pass over the next ``n`` recorded choices (a replay that starts a decision's
+        last pass)."""
+        if self.script is not None:
+            self.made.extend(itertools.islice(self.script, n))
 
     def _next(self, make):
         if self.script is None:
@@ -1567,6 +1634,22 @@ def _apart(p: Poly, i: IndexVar, j: IndexVar, w: Poly) -> bool:
     ai = p.linear_in(i)             # p = a*i + c*j + r
     cj = ai and ai[1].linear_in(j)
     return cj is not None and ai[0] is not cj[0] * w
+
+
+def _reads_apart(x, i: IndexVar, j: IndexVar, w: Poly, seen: set) -> bool:
+    """Whether an index expression anywhere in ``x`` (a monomial, an atom, a normal form,
+    inner sums included) reads ``i`` or ``j`` apart (``_apart``), or reads ``i`` or ``j``
+    as a number. A guide for ``_merged`` only: any answer is sound."""
+    if isinstance(x, Poly):
+        return _apart(x, i, j, w)
+    if isinstance(x, IndexVar):
+        return x is i or x is j
+    if isinstance(x, tuple):
+        return any(_reads_apart(y, i, j, w, seen) for y in x)
+    if not isinstance(x, (Atom, Mono, NF, TensorNF)) or not ({i, j} & x.ivars) or x in seen:
+        return False
+    seen.add(x)
+    return any(_reads_apart(y, i, j, w, seen) for y in x._args)
 
 
 def _mentions(m: Mono, p: Poly) -> bool:

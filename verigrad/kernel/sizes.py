@@ -139,8 +139,9 @@ IntSym.__neg__ = lambda self: -Poly.sym(self)
 _counters: dict = {}
 
 
-def reset_temporaries():
-    _counters.pop("t", None), _counters.pop("k", None)
+def reset_temporaries(tags=("t", "k")):
+    for tag in tags:
+        _counters.pop(tag, None)
 
 
 def fresh_index(size, hint: str = "t", tag: str = "t") -> IndexVar:
@@ -481,11 +482,12 @@ def _nonneg(p: Poly) -> bool:
         return p.const_value() >= 0
     if p.index_atoms():
         # Interval bounds first; then again with each a % m read as an index below m.
-        for q in (p, _mods_as_indices(p)):
-            low = _bound(q, want_low=True)
-            if low is not None and nonneg(low):
-                return True
-        return False
+        low = _bound(p, want_low=True)
+        if low is not None and nonneg(low):
+            return True
+        q = _mods_as_indices(p)         # (the same p when it has no a % m: its bound is known)
+        low = _bound(q, want_low=True) if q is not p else None
+        return low is not None and nonneg(low)
     # Only size symbols remain: shift each to its lower bound, n = lower + t, t >= 0.
     shift = {s: Poly.sym(s) + s.lower for s in p.symbols() if isinstance(s, SizeSym)}
     shifted = p.subst(shift)

@@ -597,6 +597,86 @@ def fresh_name(name: str, size, taken: set, tag: str = "") -> IndexVar:
     return v
 
 
+def convertible(a: Term, b: Term) -> bool:
+    """Whether ``a`` and ``b`` are one term up to conversion: a definition read as its body,
+    ``Lamda[i..](body)[e..]`` (not ``total``) read as ``body[i.. := e..]`` (``Lamda[j..](body[i..
+    := e..])`` when fewer indices than binders are given), and bound indices renamed.
+
+    Then ``a = b`` holds with no condition: each reading is the meaning of the term read
+    (a definition abbreviates its body; a Lamda is the tensor of its entries, and the
+    index ``e`` was proved inside the axis when ``Index`` was built, for every value of its
+    free indices, so also for the values a reading substitutes, which lie in their
+    ranges; a bound index is a name). ``_same`` compares the two terms side by side,
+    each under its own substitution of the indices bound above it."""
+    try:
+        return a is b or _same(a, {}, b, {}, 0, {})
+    except (KernelError, RecursionError):     # a reading a constructor refuses, or too deep: no
+        return False
+
+
+def _read(t: Term, env: dict):
+    """``t`` with its outermost definitions and Lamda applications read, and the
+    substitution ``env`` extended by the indices a reading binds."""
+    while True:
+        lam = t.base if isinstance(t, Index) and not t.total else None
+        while isinstance(lam, Named):
+            lam = lam.body
+        if isinstance(t, Named):
+            t = t.body
+        elif isinstance(lam, Lamda) and len(t.idx) <= len(lam.idxs):
+            k = len(t.idx)
+            env = {**env, **{v: e.subst(env) if env else e for v, e in zip(lam.idxs, t.idx)}}
+            t = Lamda(lam.idxs[k:], lam.body) if k < len(lam.idxs) else lam.body
+        else:
+            return t, env
+
+
+def _same(a: Term, ea: dict, b: Term, eb: dict, depth: int, memo: dict) -> bool:
+    """Whether ``a[ea]`` and ``b[eb]`` are one term up to conversion, where ``ea`` and ``eb``
+    map the indices bound above ``a`` and ``b`` (or read away) to integer expressions.
+    A pair of binders at depth ``d`` is given one new name on both sides, of tag "c" and
+    spelled by ``d`` and position: no public term holds such a name, and the values in
+    ``ea`` and ``eb`` hold names of depths below ``d`` only, so none is captured. The
+    other arguments must be equal after substitution. A term of a kind other than
+    ``Lamda``, ``Sum`` and ``ReduceMax`` that binds an index is never the same as another."""
+    from .sizes import _reserved
+    a, ea = _read(a, ea)
+    b, eb = _read(b, eb)
+    if type(a) is not type(b):
+        return False
+    key = (a, b, depth, frozenset((v, ea[v]) for v in a.free_idx if v in ea),
+           frozenset((v, eb[v]) for v in b.free_idx if v in eb))
+    if key in memo:
+        return memo[key]
+    if a is b and key[3] == key[4]:
+        return True
+    memo[key] = False
+    if isinstance(a, (Lamda, Sum, ReduceMax)):
+        olds_a, olds_b = (a.idxs, b.idxs) if isinstance(a, Lamda) else ((a.idx,), (b.idx,))
+        if len(olds_a) != len(olds_b) or any(x.size is not y.size for x, y in zip(olds_a, olds_b)) \
+                or a._args[2:] != b._args[2:]:
+            return False
+        news = [Poly.sym(_reserved(f"_{depth}_{k}", x.size, "c")) for k, x in enumerate(olds_a)]
+        same = _same(a.body, {**ea, **dict(zip(olds_a, news))}, b.body, {**eb, **dict(zip(olds_b, news))},
+                     depth + 1, memo)
+    else:
+        same = len(a._args) == len(b._args) and all(
+            _same_arg(x, ea, y, eb, depth, memo) for x, y in zip(a._args, b._args))
+    memo[key] = same
+    return same
+
+
+def _same_arg(x, ea: dict, y, eb: dict, depth: int, memo: dict) -> bool:
+    if isinstance(x, tuple):
+        return isinstance(y, tuple) and len(x) == len(y) and all(
+            _same_arg(u, ea, v, eb, depth, memo) for u, v in zip(x, y))
+    if isinstance(x, Term):
+        return isinstance(y, Term) and _same(x, ea, y, eb, depth, memo)
+    if isinstance(x, Poly):
+        return isinstance(y, Poly) and (x.subst(ea) if ea else x) is (y.subst(eb) if eb else y)
+    return not isinstance(x, IndexVar) and type(x) is type(y) and x == y
+
+
 def _fresh_var(p: Var, shape, taken: set) -> Var:
     """A variable like ``p`` (with ``shape``), primed until it is not in ``taken``."""
     name = p.name

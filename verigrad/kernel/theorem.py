@@ -32,7 +32,7 @@ from . import terms as T
 from .axioms import AXIOMS
 from .normal import NF, BudgetSpent, Choices, Normalizer, NotDifferentiable, divisions
 from .sizes import (ONE, IndexVar, KernelError, Poly, SizeSym, as_poly, divide_exact, fresh_index, nonneg,
-                    reset_temporaries)
+                    positive as ppositive, reset_temporaries)
 
 
 @dataclass(frozen=True)
@@ -412,7 +412,7 @@ class Failure:
 
 
 @_gc_paused
-def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None) -> Theorem | Failure:
+def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None, plan=None) -> Theorem | Failure:
     """Decide ``lhs = rhs`` by normal forms: a Theorem, or a Failure saying why not.
 
     ``using`` lists theorems ``|- v = t`` for variables ``v`` (definitions of a
@@ -423,15 +423,22 @@ def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None) -
     The untrusted hooks' choices (binder and nesting orders) are recorded in the
     theorem's ``args``; given as ``choices`` (a replay), they are used instead of the
     hooks. Any choice is sound; a wrong one can only make the decision fail. ``budget``
-    bounds the work (monomial products): past it the answer is a Failure."""
+    bounds the work (monomial products): past it the answer is a Failure.
+
+    The decision tries passes (the kinks read loosely, then strictly; a free index read
+    through a floor division split first); the one that succeeded is recorded too, as
+    ``plan``: its strictness, the splits before it and where its choices start. Given a
+    ``plan`` (a replay), only that pass is made: each pass is a decision on its own, and
+    each split is checked as the search checks it, so a plan can only make it fail."""
     reset_temporaries()     # the same decision makes the same temporaries in any process
     try:
-        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices, budget))
+        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices, budget),
+                            plan)
     except BudgetSpent as e:
         return Failure(str(e))
 
 
-def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices) -> Theorem | Failure:
+def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices, plan) -> Theorem | Failure:
     if lhs.shape != rhs.shape:
         return Failure(f"the sides have different shapes {T._shape_str(lhs.shape)} and {T._shape_str(rhs.shape)}")
     mapping = {}
@@ -446,33 +453,78 @@ def _prove_equal(lhs: T.Term, rhs: T.Term, using, choices: Choices) -> Theorem |
     # subst refuses to replace a differentiated variable or to make a derivative's body
     # depend on its variable in a new way (a hypothesis holds at a point).
     lhs2, rhs2 = T.subst(lhs, mapping), T.subst(rhs, mapping)
+    # One term read two ways: equal, with no condition. (A replay given the pass that
+    # proved it goes to that pass: the shortcut is only faster, either way is sound.)
+    if plan is None and T.convertible(lhs2, rhs2):
+        return _make(_hyps(*using), _conds(*using), lhs, rhs, "decide", tuple(using), {"conversion"},
+                     args=(lhs, rhs, (), None))
     idx = [Poly.sym(fresh_index(s, "k", "k")) if s is not ONE else Poly.const(0) for s in lhs.shape]
-    splits = 0
-    for strict in (False, True):
-        while True:
-            nz = Normalizer(strict_kinks=strict, choices=choices)
-            try:
-                diff = nz.sub(nz.norm(lhs2, tuple(idx)), nz.norm(rhs2, tuple(idx)))
-            except NotDifferentiable as e:
-                return Failure(f"not differentiable: {e}")
-            diff = _clear_denominators(nz, diff)
-            if not diff.terms or splits > 2 * len(idx) or not _split_free(diff, idx):
-                break
-            splits += 1
-        if not diff.terms or "rind:" not in diff.skey:
-            break
+    try:
+        if plan is None:
+            nz, diff, plan = _search(lhs2, rhs2, idx, choices)
+        else:
+            nz, diff = _planned(lhs2, rhs2, idx, choices, plan)
+    except NotDifferentiable as e:
+        return Failure(f"not differentiable: {e}")
     if diff.terms:
         cases = _cases(lhs2, rhs2, idx, "rind:" in diff.skey, choices)
         if cases is None:
             from .reify import reify
             return Failure("the normal forms differ", reify(diff))
         nz = cases
-    if splits:
+    if plan[1]:
         nz.use("index_split")
     nz.use("ring")
     conds = {Condition(kind, _closed(u)) for kind, u in nz.conds.values()}
     return _make(_hyps(*using), conds | _conds(*using), lhs, rhs, "decide", tuple(using), nz.axioms,
-                 args=(lhs, rhs, tuple(choices.made)))
+                 args=(lhs, rhs, tuple(choices.made), plan))
+
+
+def _search(lhs, rhs, idx: list, choices: Choices):
+    """The passes of a decision until one leaves no difference (or none is left to try):
+    its normalizer, the difference and the plan that makes that pass alone."""
+    splits = []
+    for strict in (False, True):
+        while True:
+            start = len(choices.made)
+            nz, diff = _pass(lhs, rhs, idx, strict, choices)
+            if not diff.terms or len(splits) > 2 * len(idx) or (split := _split_free(diff, idx)) is None:
+                break
+            splits.append(split)
+        if not diff.terms or "rind:" not in diff.skey:
+            break
+    if any(m.index_atoms() for _, _, m in splits):
+        start = None    # not written to a trace (its reserved indices): a replay searches
+    return nz, diff, (strict, tuple(splits), start)
+
+
+def _planned(lhs, rhs, idx: list, choices: Choices, plan):
+    """The pass ``plan`` names (``_search``'s third result), after its splits, each checked
+    as ``_split_free`` checks it: a free index ``k`` of ``idx[j]`` whose range is ``q*m``
+    for a size expression ``m >= 1`` becomes ``u*m + v`` (a bijection of the ranges)."""
+    if not (isinstance(plan, tuple) and len(plan) == 3):
+        raise KernelError(f"malformed decision plan {plan!r}")
+    strict, splits, start = plan
+    if not (isinstance(strict, bool) and isinstance(splits, tuple) and len(splits) <= 2 * len(idx) + 1
+            and isinstance(start, int) and start >= 0):
+        raise KernelError(f"malformed decision plan {plan!r}")
+    for j, pos, m in splits:
+        ks = sorted(idx[j].index_vars()) if isinstance(j, int) and 0 <= j < len(idx) else []
+        if not (isinstance(pos, int) and 0 <= pos < len(ks) and isinstance(m, Poly) and not m.index_atoms()
+                and ppositive(m) and _split(idx, j, ks[pos], m)):
+            raise KernelError(f"the split {(j, pos, m)!r} of a decision plan is not one of a range q*m")
+    choices.skip(start)
+    return _pass(lhs, rhs, idx, strict, choices)
+
+
+def _pass(lhs, rhs, idx: list, strict: bool, choices: Choices):
+    """One pass: the difference of the normal forms at ``idx``, denominators cleared.
+    Its temporaries are numbered from 1 (none is alive between passes), so a replay that
+    makes this pass alone makes the same ones."""
+    reset_temporaries(("t",))
+    nz = Normalizer(strict_kinks=strict, choices=choices)
+    diff = nz.sub(nz.norm(lhs, tuple(idx)), nz.norm(rhs, tuple(idx)))
+    return nz, _clear_denominators(nz, diff)
 
 
 def _closed(u: NF) -> T.Term:
@@ -526,18 +578,24 @@ def _cases(lhs, rhs, idx, strict, choices) -> Normalizer | None:
     return nz
 
 
-def _split_free(diff: NF, idx: list) -> bool:
+def _split_free(diff: NF, idx: list):
     """Split a free index read through floor division by m, of range q*m, into
-    ``u*m + v`` (in place); False if there is none."""
+    ``u*m + v`` (in place): ``(j, position of the index in idx[j], m)``, or None."""
     for fd in divisions(diff.skey):
         for j, p in enumerate(idx):
             for k in sorted(p.index_vars() & fd.a.symbols()):
-                q, r = divide_exact(k.size, fd.m)
-                if not r.terms and q.terms and q is not ONE:
-                    idx[j] = p.subst({k: Poly.sym(fresh_index(q, "k", "k")) * fd.m
-                                      + Poly.sym(fresh_index(fd.m, "k", "k"))})
-                    return True
-    return False
+                if _split(idx, j, k, fd.m):
+                    return j, sorted(p.index_vars()).index(k), fd.m
+    return None
+
+
+def _split(idx: list, j: int, k: IndexVar, m: Poly) -> bool:
+    """``idx[j]`` with ``k := u*m + v`` (``u < q``, ``v < m`` fresh) when ``k``'s range is ``q*m``."""
+    q, r = divide_exact(k.size, m)
+    if r.terms or not q.terms or q is ONE:
+        return False
+    idx[j] = idx[j].subst({k: Poly.sym(fresh_index(q, "k", "k")) * m + Poly.sym(fresh_index(m, "k", "k"))})
+    return True
 
 
 def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
@@ -563,7 +621,7 @@ RULES = {
     "discharge": lambda ps, a, ch: discharge(*ps),
     "at_elim": lambda ps, a, ch: at_elim(*a),
     "instantiate": lambda ps, a, ch: instantiate(ps[0], dict(a[0])),
-    "decide": lambda ps, a, ch: prove_equal(a[0], a[1], using=ps, choices=ch),
+    "decide": lambda ps, a, ch: prove_equal(a[0], a[1], using=ps, choices=ch, plan=a[2] if len(a) > 2 else None),
 }
 
 

@@ -132,7 +132,10 @@ class _Writer:
                     stack.extend((p, False) for p in reversed(th.parents) if id(p) not in index)
         out = []
         for th in order:
-            args = th.args[:2] if th.rule == "decide" else th.args
+            # a decision's choices are written apart; its plan (the pass that succeeded) when it
+            # can be written (None: the replay searches as the proof did)
+            plan = th.args[3] if th.rule == "decide" else None
+            args = th.args[:2] + (plan,) * (plan is not None and plan[2] is not None) if th.rule == "decide" else th.args
             step = {"rule": th.rule, "parents": [index[id(p)] for p in th.parents],
                     "args": [self.arg(a) for a in args], "lhs": self.ref(th.lhs), "rhs": self.ref(th.rhs)}
             if th.hyps:

@@ -75,6 +75,10 @@ def build(entry, objs):
     """One object of the table, from earlier ones."""
     kind, *args = entry
     if kind == "poly":      # [[coefficient, [[symbol, power], ...]], ...]: rebuilt by arithmetic
+        mono = args[0][0] if len(args[0]) == 1 else None
+        if mono and type(mono[0]) is int and mono[0] == 1 and len(mono[1]) == 1 and type(mono[1][0][1]) is int \
+                and mono[1][0][1] == 1:                # a symbol alone (most): itself
+            return as_poly(decode(mono[1][0][0], objs))
         total = as_poly(0)
         for coef, mono in args[0]:
             term = as_poly(_int(coef))
