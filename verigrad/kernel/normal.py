@@ -1657,15 +1657,20 @@ def _mentions(m: Mono, p: Poly) -> bool:
     return (p - p.const_value()).skey in m.skey
 
 
+_units: dict = {}
+
+
 def _solve_unit(p: Poly, v: IndexVar):
-    """``s`` with ``p == 0 <=> v == s`` when ``v``'s coefficient in ``p`` is +-1."""
-    split = p.linear_in(v)
-    if split is None:
-        return None
-    a, b = split
-    if a.is_const() and a.const_value() in (1, -1) and v not in b.symbols():
-        return -b if a.const_value() == 1 else b
-    return None
+    """``s`` with ``p == 0 <=> v == s`` when ``v``'s coefficient in ``p`` is +-1
+    (memoized: a function of the interned ``p`` and ``v`` only)."""
+    key = (p, v)
+    if key not in _units:
+        split, _units[key] = p.linear_in(v), None
+        if split is not None:
+            a, b = split
+            if a.is_const() and a.const_value() in (1, -1) and v not in b.symbols():
+                _units[key] = -b if a.const_value() == 1 else b
+    return _units[key]
 
 
 def _solve(p: Poly, v: IndexVar):

@@ -457,9 +457,24 @@ def outside(p: Poly, size: Poly) -> bool:
     key = (p, size)
     hit = _outside_cache.get(key)
     if hit is None:
-        q = _renamed(p)
-        hit = _outside_cache[key] = nonneg(-p - 1) or nonneg(p - size) if q is p else outside(q, size)
+        v = lone_index(p)
+        if v is not None and v.size is size:
+            # v itself on its own axis: both bounds reduce to -size >= 0 (what the oracle
+            # finds, bounding v by 0 and size - 1), true only for an empty axis
+            hit = _outside_cache[key] = nonneg(-size)
+        else:
+            q = _renamed(p)
+            hit = _outside_cache[key] = nonneg(-p - 1) or nonneg(p - size) if q is p else outside(q, size)
     return hit
+
+
+def lone_index(p: Poly):
+    """The index variable ``v`` when ``p`` is ``v`` itself, else None."""
+    if len(p.terms) == 1:
+        (mono, c), = p.terms.items()
+        if c == 1 and len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], IndexVar):
+            return mono[0][0]
+    return None
 
 
 def _renamed(p: Poly) -> Poly:

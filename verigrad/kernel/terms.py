@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 from fractions import Fraction
 
-from .sizes import IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, check_name, nonneg, poly_str, spell
+from .sizes import (IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, check_name, lone_index,
+                    nonneg, poly_str, spell)
 
 _interned: dict = {}
 _raw: dict = {}
@@ -156,6 +157,9 @@ def as_term(x) -> Term:
 
 
 def _check_index(e: Poly, size: Poly, where):
+    v = lone_index(e)
+    if v is not None and v.size is size:            # an index on its own axis: 0 <= v < size
+        return
     if not (nonneg(e) and nonneg(size - 1 - e)):   # ``where`` is formatted only when raising
         raise KernelError(f"index {poly_str(e)} is not provably inside [0, {poly_str(size)}) in {where}")
 
