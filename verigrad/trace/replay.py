@@ -55,19 +55,21 @@ def _int(x) -> int:
 def decode(x, objs):
     """An argument: an int refers to an object; ``["i", k]`` is the integer k, ``["q", n,
     d]`` a rational, ``["t", ...]`` a tuple; strings and booleans are themselves."""
-    if isinstance(x, (bool, str)):
-        return x
-    if isinstance(x, int):
+    kind = type(x)          # (exact types: JSON makes no subclasses, and a bool is not a reference)
+    if kind is int:
         if not 0 <= x < len(objs):
             raise TraceError(f"reference {x} to an object not yet defined")
         return objs[x]
-    tag = x[0] if isinstance(x, list) and x else None
-    if tag == "i" and len(x) == 2:
-        return _int(x[1])
-    if tag == "q" and len(x) == 3:
-        return Fraction(_int(x[1]), _int(x[2]))
-    if tag == "t":
-        return tuple(decode(v, objs) for v in x[1:])
+    if kind is list and x:
+        tag = x[0]
+        if tag == "t":
+            return tuple([decode(v, objs) for v in x[1:]])
+        if tag == "i" and len(x) == 2:
+            return _int(x[1])
+        if tag == "q" and len(x) == 3:
+            return Fraction(_int(x[1]), _int(x[2]))
+    elif kind is str or kind is bool:
+        return x
     raise TraceError(f"malformed argument {x!r}")
 
 
