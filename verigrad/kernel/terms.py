@@ -783,7 +783,12 @@ class _Subst:
     def _at(self, t: At) -> Term:
         """Substitute in the values, and in the body with the params bound: a param is
         renamed when a substituted value mentions it or its shape changes."""
-        inner = {k: v for k, v in self.mapping.items() if k not in t.params}
+        # the indices and sizes are those substituted here: an enclosing binder's renaming
+        # included, a free index a binder shadows excluded (self.ints, not the mapping given;
+        # the mapping left an enclosing Lamda's renamed index unbound in the body: the soundness
+        # fuzz's chain seed 5031320, instantiate n := 2 under Lamda[k<n](At(..k.., p := q[k])))
+        inner = {k: v for k, v in self.mapping.items() if k not in t.params and not isinstance(k, IntSym)}
+        inner.update(self.ints)
         captured = set()
         for v in inner.values():
             captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
