@@ -32,35 +32,20 @@ Fix direction: in ``_combine``, accept an ``Infinity`` initial value only when i
 the identity (``-inf`` for max, ``+inf`` for min; ``sign == 0`` never); refuse a NaN
 (``Infinity`` of sign 0) wherever a rule accepts an infinity as an identity.
 """
-import json
-import re
-import shutil
-
 import numpy as np
 import pytest
 
+from _tie_edits import edited_head_bias, rendered_mlp, run_step, step_args
 from verigrad.frontends.stablehlo import StableHLOError, import_module
-from verigrad.render import render
 from verigrad.render.tie import NotTied, ensure_tied
 from verigrad.run import backend as B
-from verigrad.run.manifest import sha256_file
 
 ONE_HOT = ", ".join(["1.000000e+00"] + ["0.000000e+00"] * 9)
 
 
-def _edit(src, dst):
-    """A copy of the rendered ``src`` with the NaN-initial-value edit (see the docstring)."""
-    shutil.copytree(src, dst)
-    m = json.loads((dst / "manifest.json").read_text())
-    ins = m["train_step"]["inputs"]
-    y = next(k for k, p in enumerate(ins) if p["role"] == "batch_y")
-    ys = "x".join(map(str, ins[y]["shape"])) + "xf32"
-    k = next(k for k, p in enumerate(m["train_step"]["outputs"]) if p["name"].endswith("head/b"))
-    path = dst / "train_step.mlir"
-    text = path.read_text()
-    ret = re.search(r"^(\s*)return (.*?) : (.*)$", text, re.M)
-    outs = [s.strip() for s in ret.group(2).split(",")]
-    body = ["%rtnan = stablehlo.constant dense<0x7FC00000> : tensor<f32>",
+def _body(y, ys, new_b):
+    """The NaN-initial-value edit (see the docstring)."""
+    return ["%rtnan = stablehlo.constant dense<0x7FC00000> : tensor<f32>",
             f"%rtm1 = stablehlo.reduce(%arg{y} init: %rtnan) applies stablehlo.minimum across dimensions = [0, 1] "
             f": (tensor<{ys}>, tensor<f32>) -> tensor<f32>",
             "%rtinf = stablehlo.constant dense<0x7F800000> : tensor<f32>",
@@ -76,50 +61,22 @@ def _edit(src, dst):
             "%rtb = stablehlo.broadcast_in_dim %rtt, dims = [] : (tensor<f32>) -> tensor<10xf32>",
             f"%rtu = stablehlo.constant dense<[{ONE_HOT}]> : tensor<10xf32>",
             "%rtv = stablehlo.multiply %rtb, %rtu : tensor<10xf32>",
-            f"%rt9 = stablehlo.add {outs[k]}, %rtv : tensor<10xf32>"]
-    outs[k] = "%rt9"
-    indent = ret.group(1)
-    new = "".join(f"{indent}{line}\n" for line in body) + f"{indent}return {', '.join(outs)} : {ret.group(3)}"
-    path.write_text(text[:ret.start()] + new + text[ret.end():])
-    m["train_step"]["sha256"] = sha256_file(path)
-    (dst / "manifest.json").write_text(json.dumps(m))
-    return dst, k
+            f"%rt9 = stablehlo.add {new_b}, %rtv : tensor<10xf32>"]
 
 
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory):
-    src = render("mlp", tmp_path_factory.mktemp("rt15") / "mlp", batch=8, opt="sgd", tie=False,
-                 options={"hidden": [16]})
-    return src, *_edit(src, tmp_path_factory.mktemp("rt15") / "edited")
-
-
-def _run(directory, args):
-    text = (directory / "train_step.mlir").read_text()
-    m = json.loads((directory / "manifest.json").read_text())
-    exe = B.compile(text, "xla", [p["name"] for p in m["train_step"]["inputs"]], str(directory))
-    return [np.asarray(B.to_host(x)) for x in exe(*args)]
-
-
-def _args(manifest, smoothed):
-    rng = np.random.default_rng(0)
-    args = []
-    for p in manifest["train_step"]["inputs"]:
-        shape = tuple(p["shape"])
-        if p["role"] == "batch_y" and smoothed:     # smoothed one-hot targets, as training feeds them
-            y = np.full(shape, 0.01, np.float32)
-            y[np.arange(shape[0]), rng.integers(0, shape[1], shape[0])] = 0.91
-            args.append(y)
-        else:
-            args.append((0.1 * rng.standard_normal(shape)).astype(np.float32))
-    return args
+    src = rendered_mlp(tmp_path_factory, "rt15")
+    return src, *edited_head_bias(src, tmp_path_factory.mktemp("rt15") / "edited", _body)
 
 
 def test_rt15_the_edit_changes_the_update_in_training_only(dirs):
     src, edited, k = dirs
-    m = json.loads((src / "manifest.json").read_text())
-    want, got = _run(src, _args(m, True)), _run(edited, _args(m, True))
+    args = step_args(src)                  # smoothed one-hot targets, as training feeds them
+    want, got = run_step(src, args), run_step(edited, args)
     assert np.array_equal(got[k][1:], want[k][1:]) and got[k][0] - want[k][0] == pytest.approx(1.0, abs=1e-6)
-    want, got = _run(src, _args(m, False)), _run(edited, _args(m, False))   # normal targets: no change
+    args = step_args(src, smoothed=False)   # normal targets: no change
+    want, got = run_step(src, args), run_step(edited, args)
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
 
 
