@@ -45,56 +45,37 @@ of an unproved theorem, ``ctx.capped``) is not re-applied to the replayed theore
 the statement it compares carries no trace of ``complex``.
 """
 import json
-import sys
 
 import pytest
 
-from verigrad.proof import library, script
-
-BODY = '''
-from verigrad.proof import *
+from _verify_files import own_cache, statement, verify
+from verigrad.proof import library
 
 
-@apply
-def apply(z):
-    return Equality(log(exp(z)), z)
-
-
-@prove
-def prove(Eq):
-    z = Symbol.z({kind}=True)
-    Eq << apply(z)
-    Eq << Eq[0].this.lhs.simplify()
-'''
-
-
-def _verify(path, use_cache=True):
-    script.forget()
-    for m in [m for m in sys.modules if m.startswith("_verigrad_file_")]:
-        del sys.modules[m]
-    (rec,) = library.verify_library(infos=[library.file_info(path)], jobs=1, use_cache=use_cache)
-    return rec
+def _body(kind):
+    """``log(exp(z)) = z`` for a ``kind`` symbol z, by simplifying its left side."""
+    return statement("log(exp(z))", "z", kind, "z", steps=["Eq[0].this.lhs.simplify()"])
 
 
 @pytest.fixture
 def files(tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    own_cache(tmp_path, monkeypatch)
     real, cplx = tmp_path / "logexp.py", tmp_path / "logexp_c.py"
-    real.write_text(BODY.format(kind="real"))
-    cplx.write_text(BODY.format(kind="complex"))
+    real.write_text(_body("real"))
+    cplx.write_text(_body("complex"))
     return real, cplx
 
 
 def test_rt16_a_fresh_run_refuses_the_complex_file(files):
     real, cplx = files
-    assert _verify(real, use_cache=False).status == "proved"        # true over the reals
-    rec = _verify(cplx, use_cache=False)
+    assert verify(real).status == "proved"                    # true over the reals
+    rec = verify(cplx)
     assert rec.status != "proved" and "complex" in rec.reason
 
 
 def test_rt16_a_planted_entry_does_not_prove_log_exp_over_c(files):
     real, cplx = files
-    good = _verify(real, use_cache=False)
+    good = verify(real)
     assert good.status == "proved" and good.trace is not None
     info = library.file_info(cplx)
     key = library.cache_key(info, {})
@@ -102,21 +83,21 @@ def test_rt16_a_planted_entry_does_not_prove_log_exp_over_c(files):
     d.mkdir(parents=True, exist_ok=True)
     (d / f"{key}.json").write_text(json.dumps(good.to_json() | {"name": info.name, "file": info.file}))
     (d / f"{key}.trace.json").write_text(json.dumps(good.trace))
-    rec = _verify(cplx)
+    rec = verify(cplx, use_cache=True)
     assert rec.status != "proved", f"log(exp(z)) = z for complex z reported proved (cached={rec.cached})"
 
 
 def test_rt16_a_stale_entry_does_not_prove_log_exp_over_c(tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    own_cache(tmp_path, monkeypatch)
     path = tmp_path / "logexp_env.py"
-    path.write_text("import os\n" + BODY.format(kind="complex").replace(
+    path.write_text("import os\n" + _body("complex").replace(
         "complex=True", 'complex=bool(os.environ.get("VG_RT16_COMPLEX"))'))
     monkeypatch.delenv("VG_RT16_COMPLEX", raising=False)
-    assert _verify(path).status == "proved"                          # z real: true, stored
+    assert verify(path, use_cache=True).status == "proved"    # z real: true, stored
     monkeypatch.setenv("VG_RT16_COMPLEX", "1")
-    assert _verify(path, use_cache=False).status != "proved"         # z complex: a fresh run refuses
+    assert verify(path).status != "proved"                    # z complex: a fresh run refuses
     monkeypatch.delenv("VG_RT16_COMPLEX")
-    assert _verify(path, use_cache=False).status == "proved"         # the real entry stored again
+    assert verify(path).status == "proved"                    # the real entry stored again
     monkeypatch.setenv("VG_RT16_COMPLEX", "1")
-    rec = _verify(path)
+    rec = verify(path, use_cache=True)
     assert rec.status != "proved", f"log(exp(z)) = z for complex z reported proved (cached={rec.cached})"

@@ -37,39 +37,14 @@ over C must use only ring operations": ``indicator_nonneg``, ``RealCond``).
 Root: ``complex_symbols.mentions_complex`` walks ``.args`` only; ``Piecewise.conds`` (its
 relations' ``lhs`` / ``rhs``) are not args, so a symbol used only there is never seen.
 """
-import sys
-
 import pytest
 
-from verigrad.proof import library, script
-
-BODY = '''
-from verigrad.proof import *
-
-
-@apply
-def apply(z):
-    return Equality({lhs}, {rhs})
-
-
-@prove
-def prove(Eq):
-    z = Symbol.z({kind}=True)
-    Eq << apply(z)
-'''
+from _verify_files import own_cache, verify_statement
 
 CASES = {
     "negative_square": ("Piecewise((1, z*z < 0), (0, True))", "0"),       # false at z = i (1 != 0)
     "nonneg_square": ("Piecewise((1, z*z >= 0), (0, True))", "1"),        # false at z = i (0 != 1)
 }
-
-
-def _verify(path):
-    script.forget()
-    for m in [m for m in sys.modules if m.startswith("_verigrad_file_")]:
-        del sys.modules[m]
-    (rec,) = library.verify_library(infos=[library.file_info(path)], jobs=1, use_cache=False)
-    return rec
 
 
 def test_the_statements_are_false_at_i():
@@ -81,22 +56,16 @@ def test_the_statements_are_false_at_i():
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_complex_symbol_in_a_piecewise_condition_is_not_proved(case, tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    own_cache(tmp_path, monkeypatch)
     lhs, rhs = CASES[case]
-    path = tmp_path / f"cpw_{case}.py"
-    path.write_text(BODY.format(lhs=lhs, rhs=rhs, kind="complex"))
-    rec = _verify(path)
+    rec = verify_statement(tmp_path / f"cpw_{case}.py", lhs, rhs, "complex", "z")
     assert rec.status != "proved", f"{lhs} = {rhs} for complex z reported proved"
 
 
 def test_the_real_twin_is_proved_and_the_visible_cases_are_refused(tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    own_cache(tmp_path, monkeypatch)
     lhs, rhs = CASES["negative_square"]
-    real = tmp_path / "cpw_real.py"
-    real.write_text(BODY.format(lhs=lhs, rhs=rhs, kind="real"))
-    assert _verify(real).status == "proved"                            # true over the reals
+    assert verify_statement(tmp_path / "cpw_real.py", lhs, rhs, "real", "z").status == "proved"   # true over R
     for name, (l, r) in {"bool": ("Bool(z*z >= 0)", "1"),
                          "in_value": ("Piecewise((z, z*z >= 0), (0, True))", "z")}.items():
-        p = tmp_path / f"cpw_{name}.py"
-        p.write_text(BODY.format(lhs=l, rhs=r, kind="complex"))
-        assert _verify(p).status != "proved", name
+        assert verify_statement(tmp_path / f"cpw_{name}.py", l, r, "complex", "z").status != "proved", name

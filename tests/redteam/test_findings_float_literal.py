@@ -37,40 +37,15 @@ Root: ``atoms.as_expr`` and ``arithmetic.Pow.__init__`` round floats to a bounde
 denominator instead of the float's own value (or the 4-ulp simplest-rational reading the
 importers use), with no check that the reading is within a few ulps of the literal.
 """
-import sys
-
 import pytest
 
-from verigrad.proof import library, script
-
-BODY = '''
-from verigrad.proof import *
-
-
-@apply
-def apply(x):
-    return Equality({lhs}, {rhs})
-
-
-@prove
-def prove(Eq):
-    x = Symbol.x({kind}=True)
-    Eq << apply(x)
-'''
+from _verify_files import own_cache, verify_statement
 
 CASES = {
     "coefficient": ("1e-13 * x", "0", "real"),       # false at x = 1
     "exponent": ("x ** 1e-7", "1", "positive"),      # false at x = 2
     "near_one": ("x ** 1.0000001", "x", "positive"),  # false at x = 2
 }
-
-
-def _verify(path):
-    script.forget()
-    for m in [m for m in sys.modules if m.startswith("_verigrad_file_")]:
-        del sys.modules[m]
-    (rec,) = library.verify_library(infos=[library.file_info(path)], jobs=1, use_cache=False)
-    return rec
 
 
 def test_rt20_the_statements_are_false():
@@ -81,11 +56,9 @@ def test_rt20_the_statements_are_false():
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rt20_a_rounded_float_literal_is_not_proved(case, tmp_path, monkeypatch):
-    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    own_cache(tmp_path, monkeypatch)
     lhs, rhs, kind = CASES[case]
-    path = tmp_path / f"float_{case}.py"
-    path.write_text(BODY.format(lhs=lhs, rhs=rhs, kind=kind))
-    rec = _verify(path)
+    rec = verify_statement(tmp_path / f"float_{case}.py", lhs, rhs, kind)
     assert rec.status != "proved", f"{lhs} = {rhs} reported proved"
 
 
