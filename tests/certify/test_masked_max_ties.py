@@ -8,7 +8,6 @@ measure zero. Without the assumption a row masked throughout has every entry at
 ``min s - 1``, tied identically, and the condition is refused. A masked log-sum-exp's
 backward is PROVED under the assumption (it was UNKNOWN on this condition); a wrong one
 is REFUTED."""
-from dataclasses import dataclass
 from fractions import Fraction
 
 import jax
@@ -16,26 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import verigrad
-from verigrad.certify.conditions import failing, tie_cover
-from verigrad.kernel import IndexVar, Num, RealCond, ReduceMax, SizeSym, Sum, Var
-
-n, d = SizeSym("n"), SizeSym("d")
-s, mask = Var("s", (n, d)), Var("mask", (n, d))
-i, b, q = IndexVar("i", n), IndexVar("b", d), IndexVar("q", d)
-
-
-@dataclass(frozen=True)
-class _Cond:
-    kind: str
-    term: object
-
-    def __str__(self):
-        return f"{self.term} > 0"
-
-
-@dataclass
-class _Theorem:
-    conds: list
+from _max_conditions import b, d, i, mask, masked_max, n, s, verdict
+from verigrad.certify.conditions import tie_cover
+from verigrad.kernel import Num, RealCond, ReduceMax, Sum
 
 
 def _sample(sizes, rng):        # every row of mask has a true entry (the assumption's draws)
@@ -45,16 +27,8 @@ def _sample(sizes, rng):        # every row of mask has a true entry (the assump
     return {s: rng.normal(size=shape), mask: m.astype(float)}
 
 
-PLANS = [{n: 1, d: 1}, {n: 2, d: 3}, {n: 3, d: 4}]
-
-
 def _verdict(term, alive):
-    return failing(_Theorem([_Cond("positive", term)]), _sample, PLANS, alive=alive)
-
-
-def _masked_max():
-    m = RealCond(mask[i, b], ">")
-    return ReduceMax(b, m * s[i, b] + (Num(1) - m) * (ReduceMax(q, s[i, q], "min") - Num(1)))
+    return verdict("positive", term, _sample, alive=alive)
 
 
 def _once(M, scale=1):
@@ -62,19 +36,19 @@ def _once(M, scale=1):
 
 
 def test_attained_once_is_accepted_when_rows_are_alive():
-    M = _masked_max()
+    M = masked_max(i)
     assert tie_cover(_once(M), {mask: {1}}) is not None
     assert _verdict(_once(M), {mask: {1}}) is None
 
 
 def test_without_live_rows_masked_entries_tie_identically():
-    M = _masked_max()
+    M = masked_max(i)
     assert "agree" in _verdict(_once(M), {})
     assert "agree" in _verdict(_once(M), {mask: {0}})           # alive along the other axis
 
 
 def test_only_the_attained_once_condition_is_read_so():
-    M = _masked_max()
+    M = masked_max(i)
     assert tie_cover(_once(M, 2), {mask: {1}}) is None          # not the count of maximizers
     assert _verdict(_once(M, 2), {mask: {1}}) is not None
 

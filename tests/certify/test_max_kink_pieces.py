@@ -6,35 +6,19 @@ indicator of a boolean argument is split into its two values the same way). Each
 must be real-analytic and not identically zero; a piece that is identically zero, a
 max under a sum over an index it depends on, integer data or a relu inside the max
 keep the condition refused."""
-from dataclasses import dataclass
 from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import verigrad
-from verigrad.certify.conditions import analytic_pieces, failing, piecewise_part
-from verigrad.kernel import Delta, IndexVar, Num, RealCond, ReduceMax, SizeSym, Sum, Var
+from _max_conditions import PLANS, b, d, i, mask, masked_max, n, s, verdict
+from verigrad.certify.conditions import analytic_pieces, piecewise_part
+from verigrad.kernel import Delta, IndexVar, Num, RealCond, ReduceMax, Sum, Var
 
-n, d = SizeSym("n"), SizeSym("d")
-s, sink, mask = Var("s", (n, d)), Var("sink"), Var("mask", (n, d))
+sink = Var("sink")
 k = Var("k", (n, d), facts={"integer"})
-i, b, c, q = IndexVar("i", n), IndexVar("b", d), IndexVar("c", d), IndexVar("q", d)
-
-
-@dataclass(frozen=True)
-class _Cond:
-    kind: str
-    term: object
-
-    def __str__(self):
-        return f"{self.term} != 0"
-
-
-@dataclass
-class _Theorem:
-    conds: list
+c = IndexVar("c", d)
 
 
 def _sample(sizes, rng):
@@ -43,18 +27,8 @@ def _sample(sizes, rng):
             k: rng.integers(0, 3, size=shape).astype(float)}
 
 
-PLANS = [{n: 1, d: 1}, {n: 2, d: 3}, {n: 3, d: 4}]
-
-
 def _verdict(term, plans=PLANS):
-    return failing(_Theorem([_Cond("offkink", term)]), _sample, plans)
-
-
-def _masked_max(row):
-    """The importer's row maximum of a -inf mask: max_b([mask] s_b + (1 - [mask]) (min s - 1))."""
-    m = RealCond(mask[row, b], ">")
-    low = ReduceMax(q, s[row, q], "min") - Num(1)
-    return ReduceMax(b, m * s[row, b] + (Num(1) - m) * low)
+    return verdict("offkink", term, _sample, plans)
 
 
 def test_sink_minus_a_max_is_accepted():
@@ -66,9 +40,9 @@ def test_sink_minus_a_max_is_accepted():
 
 def test_sink_minus_a_masked_max_is_accepted():
     # splash attention with sinks: max(masked row max, sink); its mask and its inner min eliminated too
-    pieces = analytic_pieces(sink - _masked_max(i))
+    pieces = analytic_pieces(sink - masked_max(i))
     assert pieces is not None and len(pieces) == 2 and all(piecewise_part(p) is None for p in pieces)
-    assert _verdict(sink - _masked_max(i)) is None
+    assert _verdict(sink - masked_max(i)) is None
 
 
 def test_a_piece_identically_zero_is_refused():
