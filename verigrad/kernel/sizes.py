@@ -183,7 +183,13 @@ class Poly(_Frozen):
         key = frozenset(terms.items())
         hit = _poly_cache.get(key)
         if hit is None:
-            items = tuple(sorted(((m, c) for m, c in terms.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
+            canon: dict = {}
+            for m, c in terms.items():
+                if isinstance(c, bool) or not isinstance(c, int):
+                    raise KernelError(f"coefficient {c!r} of a polynomial is not an integer")
+                m = _canonical_mono(m)
+                canon[m] = canon.get(m, 0) + c
+            items = tuple(sorted(((m, c) for m, c in canon.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
             hit = _poly_cache[key] = _intern(cls, items)
         return hit
 
@@ -339,6 +345,19 @@ def _mono_key(m) -> str:
     if k is None:
         k = _mono_keys[m] = ".".join(f"{s.skey}^{k}" for s, k in m)
     return k
+
+
+def _canonical_mono(m) -> tuple:
+    """The monomial ``m`` spelled as arithmetic spells it: each symbol once, with its total
+    power, none zero, sorted by key. A key given otherwise (``((i, 1), (i, 1), (j, 1))``)
+    would be a monomial apart from the ``((i, 2), (j, 1))`` that arithmetic makes, and the
+    oracle, bounding each monomial alone, would prove ``i*j - i*i*j >= 0``."""
+    powers: dict = {}
+    for s, k in m:
+        if not isinstance(s, IntSym) or isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise KernelError(f"{m!r} is not a monomial: pairs of a symbol and a power >= 0")
+        powers[s] = powers.get(s, 0) + k
+    return tuple(sorted(((s, k) for s, k in powers.items() if k), key=lambda sk: sk[0].skey))
 
 
 def _mono_mul(m1, m2):
