@@ -300,6 +300,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.primal_fn = lambda *a: primal_fn(*full(a))
     ob.combined_fn = combined
     ob.structs, ob.out_tree, ob.returned = structs, out_tree, returned
+    ob.jaxprs = (closed_f, closed_c)      # the closed jaxprs imported (the primal's, fwd and bwd's)
     return ob
 
 

@@ -178,7 +178,7 @@ def _leaf(layer: Layer, path: str, rebuild=None) -> Certified:
     seen = key in _PROVED
     # A leaf whose traced functions are those of one already validated computes the same
     # thing (its parameters are positional, so blocks of a ViT trace alike).
-    jaxprs = _jaxpr_text(ob)
+    jaxprs = _jaxpr_key(ob)
     problem = None if jaxprs in _VALIDATED else validate(ob, seeds=(0,) if seen else (0, 1))
     if problem is None:
         _VALIDATED.add(jaxprs)
@@ -228,18 +228,31 @@ def _functions(layer: Layer):
 
 
 _PROVED: dict = {}        # (forward, backwards) -> {local name: Theorem | Failure}
-_VALIDATED: set = set()   # texts of the jaxprs whose import passed translation validation
+_VALIDATED: set = set()   # keys (``_jaxpr_key``) of the jaxprs whose import passed translation validation
 
 
-def _jaxpr_text(ob) -> str:
-    import jax
-    return str(jax.make_jaxpr(ob.primal_fn)(*ob.structs)) + str(jax.make_jaxpr(ob.combined_fn)(*ob.structs, *[
-        jax.ShapeDtypeStruct(c.shape, ob.structs[0].dtype) for c in _cot_structs(ob)]))
+def _jaxpr_key(ob) -> tuple:
+    """What the import of ``ob`` read: the texts of the closed jaxprs it traced (its
+    primal's, its fwd and bwd's), with the values of their constants, which a jaxpr's text
+    names but does not print (two layers alike but for a closed-over array must both be
+    validated). The jaxprs are those ``build`` traced and imported, not traced again."""
+    return tuple((str(c), _const_values(c)) for c in ob.jaxprs)
 
 
-def _cot_structs(ob):
-    import jax
-    return jax.tree_util.tree_leaves(jax.eval_shape(ob.primal_fn, *ob.structs))
+def _const_values(closed) -> tuple:
+    """The constants of a closed jaxpr and of the closed jaxprs in its equations'
+    parameters, as (dtype, shape, bytes)."""
+    import numpy as np
+    out = []
+    for c in getattr(closed, "consts", ()):
+        a = np.asarray(c)
+        out.append((a.dtype.str, a.shape, a.tobytes()))
+    for eqn in getattr(closed, "jaxpr", closed).eqns:
+        for p in eqn.params.values():
+            for q in (p if isinstance(p, (tuple, list)) else (p,)):
+                if hasattr(q, "eqns") or (hasattr(q, "jaxpr") and hasattr(q, "consts")):
+                    out.append(_const_values(q))
+    return tuple(out)
 
 
 # -- the rules at work -------------------------------------------------------------------------
