@@ -36,7 +36,7 @@ from math import gcd, lcm
 
 from . import sizes as S
 from .sizes import (ZERO as PZERO, FloorDiv, IndexVar, KernelError, Poly, SizeSym, _intern, bound_index,
-                    divide_exact, floordiv, fresh_index, nonneg, outside, positive as ppositive)
+                    divide_exact, floordiv, fresh_index, lone_index, nonneg, outside, positive as ppositive)
 from . import terms as T
 
 
@@ -902,7 +902,7 @@ class Normalizer:
             found = None
             for f, _ in a.m.factors:
                 got = self.top(f)
-                b = _the_index(got[1]) if got else None
+                b = lone_index(got[1]) if got else None
                 if b is not None and b in a.binders and b.size is got[0].b.size \
                         and not (got[0].ivars & set(a.binders)):
                     found = (got[0], f, b)
@@ -1558,12 +1558,6 @@ def _int_positive(x: NF) -> bool:
     may clear)."""
     p = _int_poly(x, lcm(*(Fraction(c).denominator for _, c in x.terms)))
     return p is not None and ppositive(p)
-
-
-def _the_index(p: Poly):
-    """The index variable ``v`` when ``p`` is ``v`` itself, else None."""
-    vs = p.index_vars()
-    return next(iter(vs)) if len(vs) == 1 and p is Poly.sym(next(iter(vs))) else None
 
 
 def _points(mx: MaxA, v: NF):

@@ -118,8 +118,7 @@ class PermEqA(N.Atom):
     def _build(self, s, a, b, inv):
         self._set(f"permeq{'~' if inv else ''}:{s.skey}[{a.skey}]={b.skey}", nonneg=True, idem=True)
 
-    def derive(self, nz, var, P):
-        return _derive(nz, self.s, var, P)
+    derive = PermA.derive
 
 
 class DivA(N.Atom):

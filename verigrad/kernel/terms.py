@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from fractions import Fraction
 
-from .sizes import (IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _set, as_poly, check_name, lone_index,
-                    nonneg, poly_str, spell)
+from .sizes import (IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _intern, _set, as_poly, check_name,
+                    lone_index, nonneg, poly_str, spell)
 
 _interned: dict = {}
 _raw: dict = {}
@@ -322,16 +322,9 @@ class _Symbol(_Frozen):
     """A named function symbol, interned by its arguments; immutable."""
 
     def __new__(cls, name: str, *args):
-        key = (cls, name, args)
-        obj = _interned.get(key)
-        if obj is None:
-            if not isinstance(name, str) or not name.isidentifier() or name in ELEMENTARY:
-                raise KernelError(f"{name!r} cannot name an opaque function")
-            obj = object.__new__(cls)
-            object.__setattr__(obj, "name", name)
-            obj._init(*args)
-            _interned[key] = obj
-        return obj
+        if not isinstance(name, str) or not name.isidentifier() or name in ELEMENTARY:
+            raise KernelError(f"{name!r} cannot name an opaque function")
+        return _intern(cls, (name, *args))
 
     __repr__ = lambda self: self.name  # noqa: E731
     __lt__ = lambda self, other: self.skey < other.skey  # noqa: E731
@@ -344,8 +337,8 @@ class ScalarFn(_Symbol):
     def __new__(cls, name: str, arity: int = 1):
         return super().__new__(cls, name, arity)
 
-    def _init(self, arity):
-        _set(self, arity=arity, skey=f"F:{self.name}/{arity}")
+    def _init(self, name, arity):
+        _set(self, name=name, arity=arity, skey=f"F:{name}/{arity}")
 
     def __call__(self, *args):
         return Func(self, tuple(args))
@@ -462,10 +455,10 @@ class TensorFn(_Symbol):
             raise KernelError(f"tensor function {name}: every size must be a size expression >= 1")
         return super().__new__(cls, name, arg_shapes, out_shape)
 
-    def _init(self, arg_shapes, out_shape):
-        _set(self, arg_shapes=arg_shapes, out_shape=out_shape,
+    def _init(self, name, arg_shapes, out_shape):
+        _set(self, name=name, arg_shapes=arg_shapes, out_shape=out_shape,
              sizes=frozenset().union(*(_size_syms(s) for sh in arg_shapes + (out_shape,) for s in sh)),
-             skey=f"T:{self.name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes)
+             skey=f"T:{name}:" + ";".join(".".join(s.skey for s in sh) for sh in arg_shapes)
              + "->" + ".".join(s.skey for s in out_shape))
 
     def __call__(self, *args):

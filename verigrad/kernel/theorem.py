@@ -112,8 +112,7 @@ def _terms_of(th):
 
 def _public(t, rule: str):
     """A term a rule may take: built only from statement-level indices."""
-    if not isinstance(t, T.Term):
-        t = T.as_term(t)
+    t = T.as_term(t)
     if t.reserved:
         raise KernelError(f"{rule}: the term contains a kernel-reserved index name: {t!r}")
     return t
