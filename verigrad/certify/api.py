@@ -35,6 +35,9 @@ Options (each also a command-line flag of ``verigrad certify``):
 - ``timeout``: seconds for the whole run; ``claim_timeout``: seconds per claim (proof
   and search); ``budget``: the kernel's work budget per decision (monomial products).
   A claim past its limit is UNKNOWN with the reason, soon.
+- ``max_memory``: GiB the process may hold while a claim is proved or refuted (default:
+  three quarters of what it could hold when certify started); past it the claim is
+  UNKNOWN, saying so, instead of the system killing the process.
 - a parameter with a default value and no shape is held at its default; a
   ``nondiff_argnums`` argument, or any other, may be given a Python value in ``shapes``.
 """
@@ -49,7 +52,7 @@ from verigrad.kernel import terms as T
 from . import claims as C
 from . import counterexample
 from .certificate import Certificate, Counterexample, combine_status
-from .clock import Timeout, deadline, expired
+from .clock import MemoryLimit, Timeout, deadline, default_memory_limit, expired, memory_guard
 from .obligations import (BadInput, Settings, custom_gradient_function, from_custom_gradient, from_custom_vjp,
                           from_pair)
 from .specs import Held, parse_spec
@@ -106,6 +109,7 @@ class _Run:
     budget: int | None = DEFAULT_BUDGET
     search_seconds: float | None = DEFAULT_SEARCH_SECONDS
     t0: float = 0.0
+    max_memory: int | None = None     # bytes (memory_guard)
 
     @property
     def at(self):
@@ -115,12 +119,13 @@ class _Run:
 def certify(fn, shapes: dict, *, name: str | None = None, timeout: float | None = None, progress=None,
             output=None, wrt=None, minimum: dict | None = None, assume=(), stop_gradient: str = "jax",
             claim_timeout: float | None = None, budget: int | None = DEFAULT_BUDGET,
-            search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False) -> VjpCertificate:
+            search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False,
+            max_memory: float | None = None) -> VjpCertificate:
     """Certify the ``jax.custom_vjp`` (or ``jax.custom_gradient``) ``fn``: its fwd rule
     computes ``fn`` and its bwd rule is the exact VJP, for every size. ``shapes`` maps each
     positional argument to its shape; any argument may be given a Python value instead
     (a ``nondiff_argnums`` one must be). See the module docstring for the options."""
-    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
+    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter(), _memory(max_memory))
     specs, statics = _specs(shapes)
     settings = _settings(output, wrt, minimum, stop_gradient)
     settings.mask_as_inf = bool(mask_value_as_inf)
@@ -191,10 +196,11 @@ def certify_vjp(forward, backward, shapes: dict, *, name: str | None = None, tim
                 progress=None, output=None, wrt=None, minimum: dict | None = None, assume=(),
                 stop_gradient: str = "jax", claim_timeout: float | None = None,
                 budget: int | None = DEFAULT_BUDGET,
-                search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False) -> VjpCertificate:
+                search_seconds: float | None = DEFAULT_SEARCH_SECONDS, mask_value_as_inf: bool = False,
+                max_memory: float | None = None) -> VjpCertificate:
     """Certify ``backward(*primals, dy)`` (one cotangent per primal) as the VJP of
     ``forward`` for every size."""
-    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter())
+    run = _Run(timeout, claim_timeout, budget, search_seconds, time.perf_counter(), _memory(max_memory))
     specs, statics = _specs(shapes)
     if statics:
         raise BadInput(f"certify_vjp takes shapes only; {', '.join(statics)} given values")
@@ -276,6 +282,16 @@ def _timed_out(name: str, specs: dict, e: Timeout, run: _Run, when: str) -> VjpC
     return VjpCertificate(name, "UNKNOWN", f"custom backward of {name} = J^T dy for all sizes", wrt=wrt,
                           detail=why, seconds=time.perf_counter() - run.t0,
                           sizes={s.name: ",".join(s.dims) for s in specs.values()}, validation=f"not run: {why}")
+
+
+def _memory(max_memory: float | None) -> int | None:
+    """``max_memory`` GiB in bytes; by default three quarters of what the process could
+    hold now (``clock.default_memory_limit``)."""
+    if max_memory is None:
+        return default_memory_limit()
+    if not max_memory > 0:
+        raise BadInput(f"max_memory must be a positive number of GiB, not {max_memory!r}")
+    return int(max_memory * 2**30)
 
 
 def _specs(shapes: dict):
@@ -372,7 +388,7 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         if any(c.status == "REFUTED" for c in certs) and run.search_seconds:
             # the certificate is refuted already: the other claims' searches are kept short
             run = _Run(run.timeout, run.claim_timeout, run.budget, min(run.search_seconds, AFTER_REFUTED_SECONDS),
-                       run.t0)
+                       run.t0, run.max_memory)
         certs.append(_claim(ob, claim, run, progress))
     finite_theorems = [c.theorem for c in certs if c.name.startswith("finite ") and c.theorem is not None]
     certs = _finiteness_folded(certs)
@@ -475,8 +491,11 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
         else "the run"
     limit = run.claim_timeout if limit_what == "the claim" else run.timeout
     try:
-        with deadline(at, limit_what, limit):
+        with deadline(at, limit_what, limit), memory_guard(run.max_memory):
             res = C.prove(claim, run.budget)
+    except MemoryLimit as e:
+        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0,
+                           detail=f"stopped while proving: {e} (--max-memory)")
     except Timeout as e:
         if e.what == "the run" and limit_what != "the run":
             raise
@@ -539,7 +558,7 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
     at2 = min((x for x in (at, search_at) if x is not None), default=None)
     try:
         with deadline(at2, "the search" if at2 == search_at else limit_what,
-                      run.search_seconds if at2 == search_at else limit):
+                      run.search_seconds if at2 == search_at else limit), memory_guard(run.max_memory):
             try:       # the exact derivative, as a term without derivatives (None: past the budget)
                 exact = claim.plain(run.budget) if claim.staged else C.derivative_free(claim.expected, run.budget)
             except KernelError:
@@ -549,6 +568,9 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
             sizes += [sz for sz in plan_for(ob) if sz not in sizes]
             found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed,
                                           exact=exact, prepare=repair)
+    except MemoryLimit as e:
+        return Certificate(label, "UNKNOWN", what, seconds=time.perf_counter() - t0,
+                           detail=f"not proved ({reason}); the search for a counterexample stopped: {e} (--max-memory)")
     except Timeout as e:
         if e.what == "the run" and limit_what != "the run":
             raise

@@ -1,12 +1,17 @@
 """Time limits for certify (untrusted; it can only turn a verdict into UNKNOWN).
 
-Two kinds of limit:
+Three kinds of limit:
 
 * ``deadline(at, what)``: raise ``Timeout`` in the main thread at time ``at`` (a
   ``time.perf_counter()`` value), by ``SIGALRM``. Deadlines nest: the alarm is set for the
   earliest, and a ``Timeout`` names the deadline that passed, so a per-claim limit ends
   its claim while the limit of the whole run ends the run. ``Timeout`` is a
   ``BaseException``: the user's code (``except Exception:``) cannot swallow it.
+* ``memory_guard(limit)``: raise ``MemoryLimit`` (a ``Timeout``) in the main thread once
+  the process's resident memory passes ``limit`` bytes, sampled by a thread every 50 ms
+  and delivered as a ``SIGALRM``. The kernel's work budget bounds a decision's steps,
+  not its memory: an unrolled nonlinear ``scan`` can fill the machine before the clock
+  runs out, and a process the system kills for memory says nothing at all.
 * ``Watchdog``: a thread that ends the process with ``os._exit`` when Python cannot act,
   for the command line only: past the run's deadline plus a grace period (a C extension
   that ignores signals, such as a long XLA compile), or a second after Ctrl-C that the
@@ -31,7 +36,15 @@ class Timeout(BaseException):
         self.what, self.limit = what, limit
 
 
+class MemoryLimit(Timeout):
+    """The process passed its memory limit (``limit`` in bytes)."""
+
+    def __str__(self):
+        return f"the process passed its memory limit of {self.limit / 2**30:.1f} GiB"
+
+
 _stack: list = []       # [(at, what, limit, token)], the active deadlines of the main thread
+_over: list = []        # [(what, limit)] once a memory guard saw its limit passed
 
 
 def _arm():
@@ -43,6 +56,14 @@ def _arm():
 
 
 def _fire(signum, frame):
+    from verigrad.interrupts import inside_gc_callback
+    if _over:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)     # again soon if it cannot be raised here
+        if not inside_gc_callback(frame):
+            what, limit = _over.pop()
+            _arm()
+            raise MemoryLimit(what, limit)
+        return
     now = time.perf_counter()
     due = [d for d in _stack if d[0] <= now + 1e-3]
     if not due:
@@ -53,7 +74,6 @@ def _fire(signum, frame):
     # fire again soon: raised inside a gc callback the exception would be printed and
     # swallowed, so there it is not raised at all; leaving the deadline's block disarms it
     signal.setitimer(signal.ITIMER_REAL, 0.05)
-    from verigrad.interrupts import inside_gc_callback
     if not inside_gc_callback(frame):
         raise Timeout(what, limit)
 
@@ -80,6 +100,63 @@ def deadline(at: float | None, what: str = "the run", limit: float | None = None
         if first:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
+
+
+def resident_bytes() -> int | None:
+    """The process's resident memory in bytes (None where /proc cannot be read)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def default_memory_limit() -> int | None:
+    """Three quarters of what this process may hold now: its resident memory plus the
+    memory the system has available (``MemAvailable``); None where unknown."""
+    rss = resident_bytes()
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return None if rss is None else int(0.75 * (rss + avail))
+
+
+@contextmanager
+def memory_guard(limit: int | None, what: str = "the claim"):
+    """Raise ``MemoryLimit(what, limit)`` in the main thread once the resident memory
+    passes ``limit`` bytes (no limit: ``None``, or outside the main thread). Each block
+    starts afresh: a limit passed in one block is not raised in the next; a block entered
+    above its limit stops at once."""
+    rss = resident_bytes()
+    if limit is None or threading.current_thread() is not threading.main_thread() or rss is None:
+        yield
+        return
+    if rss > limit:
+        raise MemoryLimit(what, limit)
+    stop, main = threading.Event(), threading.main_thread().ident
+
+    def watch():
+        while not stop.wait(0.05):
+            rss = resident_bytes()
+            if rss is not None and rss > limit:
+                _over[:] = [(what, limit)]
+                signal.pthread_kill(main, signal.SIGALRM)
+                return
+
+    old = signal.signal(signal.SIGALRM, _fire)
+    watcher = threading.Thread(target=watch, name="verigrad-memory", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+        _over.clear()
+        if not _stack:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def process_age() -> float:

@@ -61,9 +61,15 @@ GLOBAL_OPTIONS = [
                                 help="give up on one claim (UNKNOWN) after S seconds; the others go on")),
     (("--budget",), dict(type=int, default=None, metavar="N",
                          help="the kernel's work budget per decision, in monomial products (default 3000000)")),
+    (("--max-memory",), dict(dest="max_memory", type=float, default=None, metavar="GIB",
+                             help="give up on a claim (UNKNOWN) once the process holds more than GIB GiB "
+                                  "(default: three quarters of the memory available at the start)")),
     (("--proof",), dict(default=None, metavar="FILE", help="write the proof trace of what is PROVED to FILE "
                                                            "(replay with `verigrad check FILE`)")),
 ]
+
+
+_GLOBAL = ("json", "timeout", "claim_timeout", "budget", "max_memory", "proof")
 
 
 def add_arguments(p):
@@ -212,21 +218,21 @@ def run(args) -> int:
         raise UsageError("expected PATH.py:NAME (a module-level jax.custom_vjp), then its --shape options")
     base = {k: getattr(args, k, None) for k in ("shape", "static", "output", "wrt", "min", "assume", "stop_gradient",
                                                "mask_value_as_inf", "save_counterexample", "json", "timeout",
-                                               "claim_timeout", "budget", "proof")}
+                                               "claim_timeout", "budget", "max_memory", "proof")}
     groups = split_targets(tokens)
     if groups and groups[0][0] is None:
         raise UsageError(f"unexpected {groups[0][1][0]!r} before the first target")
     parser = _group_parser()
-    targets, glob = [], {k: base[k] for k in ("json", "timeout", "claim_timeout", "budget", "proof")}
+    targets, glob = [], {k: base[k] for k in _GLOBAL}
     for target, opts in groups:
         ns = vars(parser.parse_args(opts))
-        for k in ("json", "timeout", "claim_timeout", "budget", "proof"):
+        for k in _GLOBAL:
             if ns.get(k) is not None:
                 glob[k] = ns[k]
         targets.append((target, _merge({k: base[k] for k in base if k not in glob}, ns)))
     from verigrad.errors import CommandLineError
-    for k in ("timeout", "claim_timeout"):
-        if glob.get(k) is not None and glob[k] <= 0:
+    for k in ("timeout", "claim_timeout", "max_memory"):
+        if glob.get(k) is not None and not glob[k] > 0:
             raise CommandLineError(f"--{k.replace('_', '-')} must be positive, not {glob[k]:g}")
     if glob.get("budget") is not None and glob["budget"] < 1:
         raise CommandLineError("--budget must be positive")
@@ -362,7 +368,7 @@ def _one(target: str, opts: dict, glob: dict, at, quiet: bool) -> dict:
     kw = dict(timeout=None, output=opts.get("output"), wrt=opts.get("wrt"), minimum=minimum,
               assume=opts.get("assume") or (), stop_gradient=opts.get("stop_gradient") or "jax",
               claim_timeout=glob.get("claim_timeout"), budget=glob.get("budget") or DEFAULT_BUDGET,
-              mask_value_as_inf=bool(opts.get("mask_value_as_inf")))
+              mask_value_as_inf=bool(opts.get("mask_value_as_inf")), max_memory=glob.get("max_memory"))
     if at is not None:
         kw["timeout"] = max(at - time.perf_counter(), 1e-3)
     try:

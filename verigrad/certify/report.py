@@ -40,8 +40,9 @@ def print_report(cert, target: str = "", console: Console | None = None):
         # what the proved claims rest on; a certificate that is not PROVED says whose axioms they are
         n = sum(c.status in ("PROVED", "CHECKED") for c in cert.claims())
         whose = "rests on" if cert.status in ("PROVED", "CHECKED") else \
-            f"the proved claim rests on" if n == 1 else f"the {n} proved claims rest on"
-        console.print(f"[bold]{whose} {len(cert.axioms)} axioms:[/] " + escape(", ".join(cert.axioms)))
+            "the proved claim rests on" if n == 1 else f"the {n} proved claims rest on"
+        many = "axiom" if len(cert.axioms) == 1 else "axioms"
+        console.print(f"[bold]{whose} {len(cert.axioms)} {many}:[/] " + escape(", ".join(cert.axioms)))
     if cert.status in ("PROVED", "CHECKED"):
         console.print(f"[bold]holds[/] {escape(cert.scope)}")
     if cert.counterexample is not None:
