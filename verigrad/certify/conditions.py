@@ -28,7 +28,9 @@ analytic and not identically zero.
 A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
 bounds a base (of a log, a fractional power). Off ties, what it compares must be
 real-analytic (maxima of analytic entries allowed: their ties are then of measure zero
-unless two entries agree identically, which random inputs show). The condition that the
+unless two entries agree identically, which random inputs show: each pair of entries is
+drawn apart, by ``tie_cover``'s pairs, since a pair identical but rarely at the maximum
+leaves the condition itself true at every draw). The condition that the
 importer's row maximum of a -inf mask is attained once, which the kernel writes with the
 mask's cases multiplied out, is recognized by normal form (``tie_cover``): with the
 mask's rows assumed alive only unmasked entries attain it, and their ties are null.
@@ -361,6 +363,22 @@ def _first_piecewise(terms, part=None):
     return None
 
 
+def _about_extremum(t: T.Term) -> bool:
+    """Whether ``t`` holds a maximum or minimum whose free indices are free in ``t`` (a
+    count of that maximum's maximizers, not an argsort's pairs of equal entries: an
+    identical pair of those is counted at every input, so any draw shows it)."""
+    work, seen = [t], set()
+    while work:
+        u = work.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if isinstance(u, T.ReduceMax) and u.free_idx <= t.free_idx:
+            return True
+        work += _kids(u)
+    return False
+
+
 def tie_count(t: T.Term) -> T.Term | None:
     """The count ``C`` when ``t`` is ``c - C`` for a constant ``c`` (a number, a size) and
     ``C`` a sum (over one index or more) of comparisons or products of them: the
@@ -609,6 +627,15 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                 bad, pieces[c] = None, cover
         elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)
+            if bad is None and _about_extremum(c.term):
+                # the count of a maximum's maximizers: an identical pair of entries makes
+                # it fail only where the pair attains the maximum, which may be a region no
+                # draw reaches; so every pair is drawn apart, wherever the maximum is
+                if (cover := tie_cover(c.term, alive)) is None:
+                    return (f"the side condition {c} (a maximum attained once) is not shown to fail only on a "
+                            "set of measure zero: its entries do not split into pairs whose differences can be "
+                            "drawn apart")
+                ties[c] = cover
         elif positive_base(c.term) or _positive(c.term, alive or {}):
             bad = None
         elif (cover := tie_cover(c.term, alive)) is not None:
