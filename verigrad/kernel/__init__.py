@@ -2,18 +2,8 @@
 
 Everything verigrad reports as PROVED was made here, by the rules of ``theorem.py``;
 the rest of verigrad is untrusted and can at worst fail to prove something. The
-kernel imports nothing from the rest of verigrad and nothing of JAX. Modules:
-
-- ``sizes``      integer expressions (sizes, indices) and the arithmetic oracle
-- ``terms``      hash-consed tensor terms with shape checking, substitution
-- ``normal``     the normal form and its algebra (the decision procedure's heart)
-- ``derivative`` partial derivatives of normal forms
-- ``axioms``     the registry of named, justified axioms
-- ``theorem``    ``Theorem``, the rules that alone construct it, and ``replay_step``
-- ``reify``      normal forms back to terms (for side conditions and residuals)
-- ``permutation`` argsort and equalities against its entries (rules hooked into the normal form)
-
-The printer is not part of the kernel (``verigrad.report.printing``, as in HOL Light).
+kernel imports nothing from the rest of verigrad and nothing of JAX. Each module's
+docstring says what it holds. The printer is not part of the kernel (``verigrad.report.printing``, as in HOL Light).
 """
 from .sizes import KernelError, SizeSym, IndexVar, Poly, as_poly, nonneg
 from .terms import (Term, Var, Num, Const, IntVal, Index, Lamda, Add, Mul, Pow, Func, ScalarFn, Sum,

@@ -79,18 +79,14 @@ def _atom(nz: Normalizer, a, var, P) -> NF:
         return nz.sum(temps, derivative(nz, body, var, P))
     if isinstance(a, RIndA) and (top := nz.top(a)) is not None \
             and nonneg(top[1]) and nonneg(top[0].b.size - 1 - top[1]):
-        # [u(p) - max_b u(b) >= 0], p in range: where one b alone attains the maximum
-        # (recorded) and u is continuous (differentiated for its conditions), the argmax
-        # keeps a positive margin nearby, so the indicator is locally constant.
+        # [u(p) - max_b u(b) >= 0], p in range; u differentiated for its conditions (continuity)
         nz.use("deriv_argmax")
         nz.need_unique(top[0])
         derivative(nz, a.u, var, P)
         return ZERO
     if isinstance(a, RIndA):
-        # Near a point where u != 0 and u is continuous, u keeps its sign and [u > 0] is
-        # constant. Continuity: u must be differentiable there, which is what the
-        # conditions recorded by differentiating u say (an indicator inside u adds its
-        # own kink; a power or log inside u its nonzero base).
+        # u differentiated for its conditions (continuity): an indicator inside u adds its
+        # own kink, a power or log inside u its nonzero base
         nz.use("deriv_indicator_off_kink")
         nz.need("offkink", a.u)
         derivative(nz, a.u, var, P)
@@ -134,9 +130,8 @@ def _fn(nz: Normalizer, a: FnA, var, P) -> NF:
 
 
 def _extremum(nz: Normalizer, a: MaxA, var, P) -> NF:
-    """``d max_b u(b) = sum_b [u(b) - max >= 0] du(b)`` where one ``b`` alone attains the
-    maximum (min alike): the count of those that do, a whole number >= 1, must be below
-    3/2 (recorded). The indicator is read exactly, not off a kink: it is 1 at the argmax."""
+    """``deriv_max``, its condition recorded (``need_unique``). The indicator is read
+    exactly, not off a kink: it is 1 at the argmax."""
     nz.use("deriv_max")
 
     def top(b):

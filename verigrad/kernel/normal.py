@@ -22,9 +22,7 @@ Everything is hash-consed, so two terms are equal in normal form exactly when th
 NFs are the same object. Sums are kept miniscoped (every factor that does not depend
 on a binder is outside the sum, and independent blocks are separate sums), binders
 are named canonically by height and position (alpha-equivalence), and Kronecker
-deltas are eliminated against binders. The ``Normalizer`` records every rule family
-it uses (``axioms``) and every condition it needs (``conds``: a base that must be
-nonzero, a kink that must be avoided), so each result states what it rests on.
+deltas are eliminated against binders.
 """
 from __future__ import annotations
 
@@ -359,7 +357,9 @@ def _ratpow(c: Fraction, e: Fraction):
 # -- the normalizer -------------------------------------------------------------------
 
 class Normalizer:
-    """Normal forms of terms, with the axioms used and the conditions needed.
+    """Normal forms of terms, with every rule family used (``axioms``) and every condition
+    needed (``conds``: a base that must be nonzero, a kink that must be avoided), so each
+    result states what it rests on.
 
     One Normalizer serves one decision: its caches are private to it, so the axioms it
     records are exactly those used for that decision. ``derive`` (the calculus of
@@ -741,9 +741,8 @@ class Normalizer:
         return nf_atom(IndA(p))
 
     def rind(self, u: NF, rel: str, strict=None) -> NF:
-        """``[u rel 0]``; the argument is scaled to a first non-constant coefficient 1. An integer-valued
-        ``u`` has no kink: its indicators are read exactly, all as ``[v >= 0]``. ``strict``
-        (default: the normalizer's) reads ``[u >= 0]`` as ``[u > 0]`` off the kink."""
+        """``[u rel 0]``. An integer-valued ``u`` has no kink: its indicators are read exactly,
+        all as ``[v >= 0]``. ``strict`` (default: the normalizer's) reads ``[u >= 0]`` as ``[u > 0]`` off the kink."""
         c = u.const()
         if c is not None:
             return ONE if {">": c > 0, ">=": c >= 0, "<": c < 0, "<=": c <= 0}[rel] else ZERO
@@ -784,11 +783,9 @@ class Normalizer:
         return nf_atom(RIndA(u, rel))
 
     def _integer_ind(self, u: NF, rel: str) -> NF:
-        """``[u rel 0]`` for an integer-valued ``u``: ``[u > 0] = [u - 1 >= 0]``,
-        ``[u <= 0] = [-u >= 0]``, ``[u < 0] = [-u - 1 >= 0]``; ``[g v + c >= 0] =
-        [v + floor(c / g) >= 0]`` for the content ``g`` of the non-constant part; and
-        ``[u >= 0] = 1 - [-u - 1 >= 0]`` when the leading coefficient is negative, so a
-        comparison and its complement share one atom."""
+        """``[u rel 0]`` for an integer-valued ``u``, by ``indicator_integer``'s forms (``g`` the
+        content of the non-constant part; the complement when the leading coefficient is
+        negative, so a comparison and its complement share one atom)."""
         neg = self.scale(u, -1)
         if rel != ">=":
             self.use("indicator_integer")
@@ -957,10 +954,9 @@ class Normalizer:
     def select(self, us, f):
         """``f(u..) = sum_t T_t f(u..[S := sum_{..} g(t, ..)])`` for a sum ``S = sum_{b, ..} T_b g(b, ..)``
         among the factors of the arguments, ``T_b`` the indicator that the maximum ``M`` is
-        attained at ``b`` (``argmax_unique``): where one index alone attains it, exactly one
-        ``T_t`` is 1, at the argmax ``t = b*``, and there ``S = sum_{..} g(b*, ..)``. Preconditions,
-        checked: ``b`` ranges over M's range, which is provably non-empty (so the maximum
-        is attained); the uniqueness is recorded as a condition. None when there is no such S."""
+        attained at ``b`` (``argmax_unique``). Preconditions, checked: ``b`` ranges over M's
+        range, which is provably non-empty; the uniqueness is recorded as a condition. None
+        when there is no such S."""
         for u in us:
             for m, _ in u.terms:
                 for a, _ in m.factors:
@@ -986,14 +982,11 @@ class Normalizer:
         """``f(u..) = (1 - [P]) f(u..|[P] := 0) + [P] f(u..|[P] := 1)`` (``indicator_split``),
         for ``[P]`` the indicator atom of least key that is a factor of a monomial of the
         arguments ``us``; None when there is none. Precondition, checked here: ``[P]`` is
-        an idempotent atom (a delta or an indicator, whose only values are 0 and 1), so at
-        each point one of the two terms is f at the argument itself and the other is 0.
+        an idempotent atom (a delta or an indicator, whose only values are 0 and 1).
         With more than SPLIT_LIMIT such atoms (2^k terms) the atom is kept whole: sound,
-        only less canonical. The arguments of exp, log, tanh, erf, sin, cos, opaque
-        functions, real indicators and powers of sums kept whole (a negative or
-        fractional exponent) are split, so none of them holds an indicator
-        factor: ``exp(c m [P] + v) = exp(v) (1 - [P] + [P] exp(c m))``, and an indicator
-        of a piecewise argument (a clip, a max) becomes indicators of its pieces.
+        only less canonical. Each function the axiom lists splits its arguments so: none
+        holds an indicator factor, and an indicator of a piecewise argument (a clip, a max)
+        becomes indicators of its pieces.
 
         Unless ``bound``, only indicators of free indices are split on: under a sum's
         binder ``sum_b exp(u_b + [P_b] c)`` stays a sum of positive terms (split, it would be

@@ -4,11 +4,6 @@ Every term has a ``shape`` (a tuple of size ``Poly``s; ``()`` for a scalar) and 
 hash-consed: building the same term twice gives the same object, so equality is
 identity and shared subterms cost nothing. Constructors check shapes and index
 ranges and raise ``KernelError`` naming the offending subterm.
-
-Arithmetic (``+ * ** exp ...``) is element-wise on equal shapes, a scalar operand
-broadcasting. ``Index(x, e)`` requires each index provably inside its axis;
-``Index(x, e, total=True)`` may fall outside and then reads 0 (padding, shifts).
-``Sum``, ``Lamda`` and ``ReduceMax`` bind an index variable.
 """
 from __future__ import annotations
 
@@ -232,8 +227,8 @@ class IntVal(Term):
 # -- structure ---------------------------------------------------------------------------
 
 class Index(Term):
-    """``base[e1, ..., ek]``: the first k axes indexed. ``total`` allows indices outside
-    the axis, which read as 0."""
+    """``base[e1, ..., ek]``: the first k axes indexed, each index provably inside its axis;
+    with ``total`` an index may fall outside, and then reads 0 (padding, shifts)."""
 
     @classmethod
     def _canon(cls, base, idx, total=False):
@@ -785,8 +780,7 @@ class _Subst:
         captured = set()
         for v in inner.values():
             captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
-        # a param is renamed when a value mentions it or its shape changes, to a variable
-        # that is neither brought in by a value nor free in the body
+        # (renamed to a variable that is neither brought in by a value nor free in the body)
         taken = captured | (t.body.atoms - set(t.params))
         params = []
         for p in t.params:

@@ -13,9 +13,7 @@ proof is trusted without trusting the process that made it by replaying its trac
 ``verigrad check``, in a fresh process that loads only this kernel and the decoder.)
 
 Every theorem records the rule that made it and the rule's other inputs (``args``), so
-the proof can be written out as a trace and replayed: ``replay_step`` (at the end)
-applies a recorded step again and matches its statement; the trace reader that calls
-it is outside the kernel (``verigrad.trace.replay``). Observers (``observers``) see
+the proof can be written out as a trace and replayed (``replay_step``). Observers (``observers``) see
 every theorem made, e.g. to check it numerically while tests run.
 """
 from __future__ import annotations
@@ -499,8 +497,7 @@ def _search(lhs, rhs, idx: list, choices: Choices):
 
 def _planned(lhs, rhs, idx: list, choices: Choices, plan):
     """The pass ``plan`` names (``_search``'s third result), after its splits, each checked
-    as ``_split_free`` checks it: a free index ``k`` of ``idx[j]`` whose range is ``q*m``
-    for a size expression ``m >= 1`` becomes ``u*m + v`` (a bijection of the ranges)."""
+    as ``_split_free`` checks it (``_split``, for a size expression ``m >= 1``)."""
     if not (isinstance(plan, tuple) and len(plan) == 3):
         raise KernelError(f"malformed decision plan {plan!r}")
     strict, splits, start = plan
@@ -598,9 +595,8 @@ def _split(idx: list, j: int, k: IndexVar, m: Poly) -> bool:
 
 
 def _clear_denominators(nz: Normalizer, diff: NF) -> NF:
-    """Multiply ``diff`` by the positive sums it divides by: ``diff == 0`` iff the product
-    is (identities such as the sigmoid's that need a common denominator); then drop the
-    groups of sums whose merged bodies cancel so (``Normalizer.cancel_sums``)."""
+    """``diff`` with its denominators cleared, then its cancelling sums dropped: ``diff == 0``
+    iff the result is."""
     return nz.cancel_sums(nz.clear_positive(diff))
 
 
