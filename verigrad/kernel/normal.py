@@ -925,11 +925,10 @@ class Normalizer:
         return temps, rest, self.subst_atom(t, mp), self.top(t)[1].subst(mp)
 
     def _merge_tops(self, d: dict):
-        """``T_p T_q = T_p [p == q]`` for two indicators that one maximum is attained at
-        ``p`` and at ``q``, both in its range, where one index alone attains it
-        (``argmax_unique``, the condition recorded). Factors of a monomial that carry such
-        indicators of one maximum (``T_p`` itself, or a sum ``sum_b T_b g(b)``) are multiplied
-        into one sum (distributivity), where the rule applies; None when there are none."""
+        """``T_p T_q = T_p [p == q]`` (``argmax_unique``, the condition recorded; ``p`` and ``q``
+        checked in range). Factors of a monomial that carry such indicators of one maximum
+        (``T_p`` itself, or a sum ``sum_b T_b g(b)``) are multiplied into one sum
+        (distributivity), where the rule applies; None when there are none."""
         seen = {}
         for a, e in d.items():
             got = self.carrier(a) if e == 1 else None
@@ -1580,14 +1579,10 @@ def _tighter(a: RIndA, b: RIndA) -> RIndA:
 
 
 def _ind_order(d: dict) -> bool:
-    """Indicators of one real line in a factor map (``indicator_order``): of two lower
-    bounds ``[w > a][w > b]`` (``>=`` alike) only the one that implies the other is kept,
-    of two upper bounds alike; False when a lower and an upper bound exclude each other
-    (``w > a`` and ``w < b`` with ``a >= b``, or ``w >= a`` and ``w <= b`` with ``a > b``: the
-    monomial is 0). Precondition, by construction: the atoms' arguments differ only by a
-    nonzero rational factor and a rational constant (the same ``w``, see ``RIndA``), so
-    each states ``w rel t`` of one real number ``w``. ``d`` is changed in place; its
-    dropped indicators were implied by a kept one, so the product is unchanged."""
+    """Indicators of one real line in a factor map (``indicator_order``): of two bounds on
+    one side only the one that implies the other is kept; False when a lower and an upper
+    bound exclude each other (the monomial is 0). Precondition, by construction: the atoms
+    share ``w`` (``RIndA``). ``d`` is changed in place."""
     lines: dict = {}
     for a in d:
         if isinstance(a, RIndA) and a.w is not None:
