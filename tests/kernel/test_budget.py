@@ -1,12 +1,24 @@
-"""The kernel's size. Its budget is 3,500 lines of code, so that one person can read the
-kernel in a sitting; lines of code as cloc counts them (a line with a token other than a
-comment or a docstring). The budget is not a golf target: comments and docstrings that
-say why a rule is sound, and blank lines, are not counted, so writing them costs nothing.
-On 2026-12-01: 3,140 lines of code in 4,557 physical lines, after the permutation and
-piecewise rules of issue 12, the red team's fixes and issue 10's cheaper replay
-(decision plans, conversion, substitutions up to renaming); what needs no
-trust lives outside the kernel (the trace decoder is ``verigrad/trace/replay.py``; the
-kernel keeps ``replay_step``, the replay's trusted part).
+"""The kernel's size.
+
+The project's budget for ``verigrad/kernel/`` is 3,500 physical lines (``cat
+verigrad/kernel/*.py | wc -l``), so that one person can read the kernel in a sitting. It
+is NOT met: on 2026-12-01 the kernel has 4,524 physical lines, 3,141 of them code (as
+cloc counts: a line with a token other than a comment or a docstring); the rest are
+blank lines between definitions, docstrings and comments, which say why each rule is
+sound. What it holds: the decision procedure (``normal.py``, 1,678 lines: the normal
+form's atoms and algebra, sums and their binders, deltas, indicators, powers, the
+argmax rules), terms with shape checking and capture-avoiding substitution
+(``terms.py``), the integer arithmetic oracle (``sizes.py``), the rules and
+``replay_step`` (``theorem.py``), argsort (``permutation.py``), derivatives, the axiom
+registry and the reifier. What needs no trust already lives outside (the printer, the
+trace decoder ``verigrad/trace/replay.py``, the tactics and the hooks that guide
+choices); a search found no dead code, near-duplicates and prose said twice were
+removed, and what is left would move out only with a redesign. Not a golf target: a
+fix gets the plain, commented code it needs.
+
+So two guards: the code lines stay within 3,500, and the physical lines may not grow
+past today's count (a ratchet: lower ``PHYSICAL_CEILING`` when the kernel shrinks; raise
+it only with a reason in the commit, e.g. a soundness fix).
 
     .venv/bin/python tests/kernel/test_budget.py      # prints both counts per file
 """
@@ -17,7 +29,8 @@ import sys
 import tokenize
 from pathlib import Path
 
-BUDGET = 3_500
+BUDGET = 3_500               # lines of code; and the project's budget for physical lines
+PHYSICAL_CEILING = 4_524     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}
@@ -42,9 +55,21 @@ def kernel_lines() -> dict[str, int]:
     return {p.name: code_lines(p.read_text(encoding="utf-8")) for p in sorted(KERNEL.glob("*.py"))}
 
 
-def test_the_kernel_keeps_its_budget():
+def physical_lines() -> dict[str, int]:
+    """The lines of each file, as ``cat verigrad/kernel/*.py | wc -l`` counts them."""
+    return {p.name: p.read_bytes().count(b"\n") for p in sorted(KERNEL.glob("*.py"))}
+
+
+def test_the_kernel_keeps_its_budget_of_code_lines():
     counts = kernel_lines()
     assert sum(counts.values()) <= BUDGET, counts
+
+
+def test_the_kernel_does_not_grow():
+    counts = physical_lines()
+    assert sum(counts.values()) <= PHYSICAL_CEILING, (
+        f"verigrad/kernel/ has {sum(counts.values()):,} physical lines, above its ceiling of {PHYSICAL_CEILING:,} "
+        f"(the budget is {BUDGET:,}): {counts}")
 
 
 def test_the_count_skips_comments_docstrings_and_blank_lines_only():
@@ -56,9 +81,9 @@ def test_the_count_skips_comments_docstrings_and_blank_lines_only():
 
 
 if __name__ == "__main__":
-    counts = kernel_lines()
-    physical = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(KERNEL.glob("*.py"))}
+    counts, physical = kernel_lines(), physical_lines()
     for name, n in counts.items():
         print(f"{n:6d} code {physical[name]:6d} lines  verigrad/kernel/{name}")
-    print(f"{sum(counts.values()):6d} code {sum(physical.values()):6d} lines  in all (budget {BUDGET:,} lines of code)")
+    print(f"{sum(counts.values()):6d} code {sum(physical.values()):6d} lines  in all (budget {BUDGET:,} lines, "
+          f"not met; ceiling {PHYSICAL_CEILING:,})")
     sys.exit(0)
