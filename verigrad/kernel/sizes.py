@@ -187,8 +187,10 @@ class Poly(_Frozen):
             for m, c in terms.items():
                 if isinstance(c, bool) or not isinstance(c, int):
                     raise KernelError(f"coefficient {c!r} of a polynomial is not an integer")
-                m = _canonical_mono(m)
-                canon[m] = canon.get(m, 0) + c
+                cm = _canonical.get(m)
+                if cm is None:
+                    cm = _canonical[m] = _canonical_mono(m)
+                canon[cm] = canon.get(cm, 0) + c
             items = tuple(sorted(((m, c) for m, c in canon.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
             hit = _poly_cache[key] = _intern(cls, items)
         return hit
@@ -334,6 +336,7 @@ class Poly(_Frozen):
 
 
 _poly_cache: dict = {}
+_canonical: dict = {}       # each monomial key given to Poly, as arithmetic spells it
 _consts: dict = {}
 _syms: dict = {}
 _negs: dict = {}
