@@ -84,19 +84,16 @@ def prove_theorem(name, out):
 
 
 def prove_example(path, out):
-    import re
     import importlib.util
 
     import verigrad
     from verigrad.certify.command import write_proof
-    m = re.search(r"verigrad certify (\S+)((?: --shape \S*)+)", Path(path).read_text())
-    spec = importlib.util.spec_from_file_location("bench_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    fn = getattr(module, m.group(1).split(":")[1])
-    shapes = dict(s.split("=", 1) for s in m.group(2).split(" --shape ")[1:])
+    spec = importlib.util.spec_from_file_location("bench_certify", ROOT / "benchmarks" / "certify.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    fn, shapes, options = bench.load(Path(path))     # with the documented command line's options (--assume ...)
     with clocked() as seconds:
-        cert = verigrad.certify(fn, shapes=shapes)
+        cert = verigrad.certify(fn, shapes=shapes, **options)
     if cert.status != "PROVED":
         raise RuntimeError(f"{path} is {cert.status}")
     write_proof(out, cert)
