@@ -3,11 +3,14 @@
 ``Indexed`` is strict indexing (each index provably inside its axis: the kernel checks
 it); ``total=True`` is total indexing (zero outside the tensor), which a block of a
 ``BlockMatrix`` is read with. An index with Min or Max in it reads the tensor in
-weighted cases. An integer symbol without a domain used as an index becomes an index
-over that axis.
+weighted cases, and is strict too: the kernel must prove that each case's index lies
+inside its axis wherever that case's weight is 1 (``_in_range``), or the read is
+refused. An integer symbol without a domain used as an index becomes an index over that
+axis.
 """
 from __future__ import annotations
 
+from verigrad.kernel import Failure, prove_equal
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import KernelError, Poly, as_poly
 
@@ -105,8 +108,33 @@ class Indexed(Expr):
         return f"{self.base._paren(100)}[{', '.join(str(e) for e in self.indices)}]", 100
 
 
+def _in_range(base: T.Term, idx, combos):
+    """Refuse a strict read by cases unless the kernel proves every case's index inside
+    its axis where the case's weight is 1: ``sum_c w_c prod_k [0 <= p_k][p_k <= s_k - 1]
+    = 1`` (the weights sum to 1). The read itself is total in each case (a case's
+    index need not be in range where its weight is 0, as in a clip's unused branch);
+    without this check an index such as ``Min(i + 1, n)`` on an axis of size n would
+    read 0 at ``i = n - 1``, where strict indexing has no entry."""
+    parts = []
+    for w, ps in combos:
+        conds = [T.IntCond(0, "<=", p) for p in ps]
+        conds += [T.IntCond(p, "<=", s - 1) for p, s in zip(ps, base.shape)]
+        c = conds[0] if len(conds) == 1 else T.Mul(tuple(conds))
+        parts.append(c if w is None else T.Mul((w, c)))
+    claim = parts[0] if len(parts) == 1 else T.Add(tuple(parts))
+    try:
+        res = prove_equal(claim, T.Num(1))
+    except KernelError as e:
+        res = Failure(str(e))
+    if isinstance(res, Failure):
+        shown = ", ".join(str(e) for e in idx)
+        raise ProofError(f"{base!r}[{shown}]: the index may fall outside the shape "
+                         f"{shape_str(base.shape)} (the kernel cannot show it inside: {res})")
+
+
 def index_term(base: T.Term, idx, total=False) -> T.Term:
-    """``base[idx]`` as a kernel term; indices with Min/Max become weighted cases."""
+    """``base[idx]`` as a kernel term; indices with Min/Max become weighted cases, each
+    index proved inside its axis where its case holds (unless ``total``)."""
     combos = [(None, [])]
     for e in idx:
         cs = e.cases if isinstance(e, Expr) else [(None, as_poly(e))]
@@ -117,6 +145,8 @@ def index_term(base: T.Term, idx, total=False) -> T.Term:
             return at(base, *ps)
         except KernelError as e:
             raise ProofError(f"{e}") from None
+    if not total:
+        _in_range(base, idx, combos)
     parts = []
     for w, ps in combos:
         t = T.Index(base, tuple(ps), total=True)
