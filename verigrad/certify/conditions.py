@@ -61,14 +61,25 @@ DRAWS = 3           # random draws per size assignment
 ZERO_TOL = 1e-9     # relative: |u| below this (of the largest |entry| + 1) counts as 0
 
 
+def _entries(t: T.Term, idx, sizes, values):
+    """The entries of ``t`` over the indices ``idx`` (sorted by name), in float64, at these
+    values; None where this evaluator cannot read it."""
+    try:
+        return np.asarray(evaluate(Lamda(idx, t) if idx else t, sizes, values), dtype=np.float64)
+    except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+        return None
+
+
+def _by_name(indices) -> list:
+    return sorted(indices, key=lambda v: v.name)
+
+
 def _pieces_nonzero(pieces, sizes, values) -> bool:
     """Every piece is clearly nonzero at every entry at these values (so none is
     identically zero); a piece this evaluator cannot read is not shown nonzero."""
     for p in pieces:
-        idx = sorted(p.free_idx, key=lambda v: v.name)
-        try:
-            got = np.asarray(evaluate(Lamda(idx, p) if idx else p, sizes, values), dtype=np.float64)
-        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+        got = _entries(p, _by_name(p.free_idx), sizes, values)
+        if got is None:
             return False
         if got.size and not _holds("nonzero", got):
             return False
@@ -79,10 +90,9 @@ def _ties_apart(cover, sizes, values) -> bool:
     """Every piece ``p`` of a ``(p, b, c)`` triple is clearly nonzero at every entry with
     ``b != c`` at these values."""
     for p, b, c in cover:
-        idx = sorted(p.free_idx | {b, c}, key=lambda v: v.name)
-        try:
-            got = np.asarray(evaluate(Lamda(idx, p), sizes, values), dtype=np.float64)
-        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+        idx = _by_name(p.free_idx | {b, c})
+        got = _entries(p, idx, sizes, values)
+        if got is None:
             return False
         ib, ic = idx.index(b), idx.index(c)
         at = lambda d: np.arange(got.shape[d]).reshape([-1 if e == d else 1 for e in range(got.ndim)])  # noqa: E731
@@ -118,17 +128,26 @@ def piecewise_part(t: T.Term) -> T.Term | None:
         if not isinstance(t.fn, str) or t.fn not in ANALYTIC_FUNCTIONS:
             return t
         return _first_piecewise(t.operands)
-    if isinstance(t, (T.Add, T.Mul)):
-        return _first_piecewise(t.terms)
-    if isinstance(t, T.Pow):
-        return piecewise_part(t.base)
+    if isinstance(t, _ARITHMETIC):
+        return _first_piecewise(_operands(t))
     if isinstance(t, T.Index):
         return piecewise_part(t.base)
-    if isinstance(t, (T.Sum, T.Lamda)):
-        return piecewise_part(t.body)
     if isinstance(t, T.At):     # a composition: analytic when the body and the values are
-        return piecewise_part(t.body) or _first_piecewise(t.values)
+        return _first_piecewise((t.body, *t.values))
     return t                    # RealCond, ReduceMax, Apply, Deriv, ...: not shown analytic
+
+
+_ARITHMETIC = (T.Add, T.Mul, T.Pow, T.Sum, T.Lamda)
+
+
+def _operands(t: T.Term) -> tuple:
+    """What a search for a piecewise part looks through in a sum, product, power, ``Sum`` or
+    ``Lamda`` (an ``_ARITHMETIC`` term): its terms, its base, its body."""
+    if isinstance(t, (T.Add, T.Mul)):
+        return t.terms
+    if isinstance(t, T.Pow):
+        return (t.base,)
+    return (t.body,)
 
 
 PIECE_LIMIT = 16        # pieces a nonzero condition with maxima is covered by, at most
@@ -155,8 +174,7 @@ def analytic_pieces(t: T.Term) -> list | None:
     data or an opaque function stays, and the condition is refused."""
     if piecewise_part(t) is None:
         return [t]
-    names, binders = set(), set()
-    _index_names(t, names, binders)
+    names, binders = _index_names(t)
     if binders & t.free_idx:
         return None
     masks = _mask_vars(t)
@@ -170,11 +188,7 @@ def analytic_pieces(t: T.Term) -> list | None:
             size = target.idx.size
             if not nonneg(size - 1):
                 return None
-            k = 0
-            while f"j{k}" in names:
-                k += 1
-            names.add(f"j{k}")
-            j = IndexVar(f"j{k}", size)
+            j = _fresh_index("j", size, names)
             work.append(_put(u, target, T.subst(target.body, {target.idx: Poly.sym(j)})))
         else:
             work += [_put(u, target, T.Num(0)), _put(u, target, T.Num(1))]
@@ -198,18 +212,12 @@ def tie_cover(t: T.Term, alive: dict | None = None) -> list | None:
     above ``min V - 1``, so only unmasked entries attain ``M`` and the pieces are those of
     ``V(b) - V(c)`` (without the assumption the masked entries tie with each other
     identically: a row masked throughout fails, and the condition is refused)."""
-    seen: set = set()
-    for M in _extrema(t, t.free_idx, seen):
+    for M in _extrema(t, t.free_idx):
         b = M.idx
         cmp = T.RealCond(M.body - M if M.kind == "max" else M - M.body, ">=")
         if not _same(t, T.Num(Fraction(3, 2)) - T.Sum(b, cmp)):
             continue
-        names, binders = set(), set()
-        _index_names(t, names, binders)
-        k = 0
-        while f"c{k}" in names:
-            k += 1
-        c = IndexVar(f"c{k}", b.size)
+        c = _fresh_index("c", b.size, _index_names(t)[0])
         V = _alive_branch(M, alive or {}) or M.body
         cover = analytic_pieces(V - T.subst(V, {b: Poly.sym(c)}))
         if cover is None or any(piecewise_part(p) is not None for p in cover):
@@ -218,15 +226,22 @@ def tie_cover(t: T.Term, alive: dict | None = None) -> list | None:
     return None
 
 
-def _extrema(u: T.Term, free, seen):
-    """The maxima and minima in ``u`` whose free indices are free in the condition."""
+def _subterms(u: T.Term, keep, seen=None):
+    """The subterms of ``u`` (``u`` included) that ``keep`` accepts, each once, parents
+    before their children and children in order."""
+    seen = set() if seen is None else seen
     if u in seen:
         return
     seen.add(u)
-    if isinstance(u, T.ReduceMax) and u.free_idx <= free:
+    if keep(u):
         yield u
     for x in _kids(u):
-        yield from _extrema(x, free, seen)
+        yield from _subterms(x, keep, seen)
+
+
+def _extrema(u: T.Term, free):
+    """The maxima and minima in ``u`` whose free indices are free in the condition."""
+    return _subterms(u, lambda w: isinstance(w, T.ReduceMax) and w.free_idx <= free)
 
 
 def _same(a: T.Term, b: T.Term) -> bool:
@@ -248,49 +263,39 @@ def _alive_branch(M: T.Term, alive: dict):
     if M.kind != "max" or not alive:
         return None
     b = M.idx
-    found: list = []
-
-    def masks(u, seen):
-        if u in seen:
-            return
-        seen.add(u)
-        if _is_mask(u) and u.t.base in alive:
-            found.append(u)
-        for x in _kids(u):
-            masks(x, seen)
-    masks(M.body, set())
-    for m in found:
+    for m in _subterms(M.body, lambda u: _is_mask(u) and u.t.base in alive):
         along = [d for d, e in enumerate(m.t.idx) if b in e.symbols()]
         if len(along) != 1 or not _alive_axis(m, b, along[0], alive):
             continue
         V, F = _put(M.body, m, T.Num(1)), _put(M.body, m, T.Num(0))
-        names, binders = set(), set()
-        _index_names(M, names, binders)
-        k = 0
-        while f"q{k}" in names:
-            k += 1
-        q = IndexVar(f"q{k}", b.size)
+        q = _fresh_index("q", b.size, _index_names(M)[0])
         if _same(F, T.ReduceMax(q, T.subst(V, {b: Poly.sym(q)}), "min") - T.Num(1)):     # F = low, whatever b
             return V
     return None
 
 
-def _index_names(t: T.Term, names: set, binders: set, seen=None):
-    """The names of every index of ``t``, free or bound, and the bound ones."""
-    seen = set() if seen is None else seen
-    if t in seen:
-        return
-    seen.add(t)
-    names.update(v.name for v in t.free_idx)
-    for a in t._args:
-        for x in (a if isinstance(a, tuple) else (a,)):
+def _index_names(t: T.Term) -> tuple[set, set]:
+    """The names of every index of ``t``, free or bound, and the bound indices."""
+    names, binders = set(), set()
+    for u in _subterms(t, lambda _: True):
+        names.update(v.name for v in u.free_idx)
+        for x in _flat_args(u):
             if isinstance(x, IndexVar):
                 names.add(x.name)
                 binders.add(x)
-            elif isinstance(x, T.Term):
-                _index_names(x, names, binders, seen)
             elif isinstance(x, Poly):
                 names.update(v.name for v in x.index_vars())
+    return names, binders
+
+
+def _fresh_index(prefix: str, size, names: set) -> IndexVar:
+    """An index over ``size`` named ``prefix`` and the first number that makes a name not
+    in ``names``; ``names`` takes it."""
+    k = 0
+    while f"{prefix}{k}" in names:
+        k += 1
+    names.add(f"{prefix}{k}")
+    return IndexVar(f"{prefix}{k}", size)
 
 
 def _mask_vars(t: T.Term) -> set:
@@ -313,8 +318,12 @@ def _mask_vars(t: T.Term) -> set:
     return inside - outside
 
 
+def _flat_args(u: T.Term):
+    return [x for a in u._args for x in (a if isinstance(a, tuple) else (a,))]
+
+
 def _kids(u: T.Term):
-    return [x for a in u._args for x in (a if isinstance(a, tuple) else (a,)) if isinstance(x, T.Term)]
+    return [x for x in _flat_args(u) if isinstance(x, T.Term)]
 
 
 def _is_mask(u: T.Term) -> bool:
@@ -322,22 +331,11 @@ def _is_mask(u: T.Term) -> bool:
             and "integer" not in u.t.base.facts)
 
 
-def _eliminable(u: T.Term, free, masks, seen=None):
+def _eliminable(u: T.Term, free, masks):
     """The first maximum, minimum or mask indicator in ``u`` whose free indices are all
     free in the whole condition, or None."""
-    seen = set() if seen is None else seen
-    if u in seen:
-        return None
-    seen.add(u)
-    if isinstance(u, T.ReduceMax) and u.free_idx <= free:
-        return u
-    if _is_mask(u) and u.t.base in masks and u.free_idx <= free:
-        return u
-    for x in _kids(u):
-        hit = _eliminable(x, free, masks, seen)
-        if hit is not None:
-            return hit
-    return None
+    return next(_subterms(u, lambda w: (isinstance(w, T.ReduceMax) or _is_mask(w) and w.t.base in masks)
+                          and w.free_idx <= free), None)
 
 
 def _put(u: T.Term, target: T.Term, value: T.Term) -> T.Term:
@@ -367,16 +365,7 @@ def _about_extremum(t: T.Term) -> bool:
     """Whether ``t`` holds a maximum or minimum whose free indices are free in ``t`` (a
     count of that maximum's maximizers, not an argsort's pairs of equal entries: an
     identical pair of those is counted at every input, so any draw shows it)."""
-    work, seen = [t], set()
-    while work:
-        u = work.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        if isinstance(u, T.ReduceMax) and u.free_idx <= t.free_idx:
-            return True
-        work += _kids(u)
-    return False
+    return next(_extrema(t, t.free_idx), None) is not None
 
 
 def tie_count(t: T.Term) -> T.Term | None:
@@ -424,7 +413,7 @@ def positive_base(t: T.Term) -> bool:
             t = T.subst(t.body, dict(zip(t.params, t.values)))
         except Exception:  # noqa: BLE001 - not a plain substitution: not shown
             return False
-    conds = sorted(_real_indicators(t), key=lambda c: c.skey)
+    conds = sorted(set(_real_indicators(t)), key=lambda c: c.skey)
     if len(conds) > BRANCH_LIMIT or any(not c.free_idx <= t.free_idx for c in conds):
         return False        # too many cases, or an indicator under a binder: one value per entry, not one in all
     nz = Normalizer()
@@ -440,15 +429,8 @@ def positive_base(t: T.Term) -> bool:
     return not nz.conds
 
 
-def _real_indicators(t: T.Term) -> set:
-    if isinstance(t, T.RealCond):
-        return {t} | _real_indicators(t.t)
-    out = set()
-    for a in t._args:
-        for x in (a if isinstance(a, tuple) else (a,)):
-            if isinstance(x, T.Term):
-                out |= _real_indicators(x)
-    return out
+def _real_indicators(t: T.Term):
+    return _subterms(t, lambda u: isinstance(u, T.RealCond))
 
 
 def _replaced(t: T.Term, table: dict) -> T.Term:
@@ -472,30 +454,22 @@ def tie_piecewise_part(t: T.Term) -> T.Term | None:
     comparisons are allowed, but what they compare must be real-analytic, maxima of
     real-analytic entries included: the ties of ``max(x, -100)`` fill the region where
     every entry is below -100, which no sample reaches."""
-    if isinstance(t, T.RealCond):
-        return _compared_part(t.t)
-    if type(t).__name__ == "IntEq":          # verigrad.kernel.permutation's [t == p]
+    if isinstance(t, T.RealCond) or type(t).__name__ == "IntEq":     # IntEq: verigrad.kernel.permutation's [t == p]
         return _compared_part(t.t)
     if isinstance(t, _ENTRYWISE_CONSTANT):
         return None
-    if isinstance(t, (T.Add, T.Mul)):
-        return _first_piecewise(t.terms, tie_piecewise_part)
-    if isinstance(t, T.Pow):
-        return tie_piecewise_part(t.base)
-    if isinstance(t, (T.Sum, T.Lamda)):
-        return tie_piecewise_part(t.body)
+    if isinstance(t, _ARITHMETIC):
+        return _first_piecewise(_operands(t), tie_piecewise_part)
     return piecewise_part(t)
 
 
 def _compared_part(t: T.Term) -> T.Term | None:
+    """What keeps a compared quantity from being real-analytic, maxima of real-analytic
+    entries allowed (``tie_piecewise_part``), or None."""
     if isinstance(t, T.ReduceMax):
         return piecewise_part(t.body)
-    if isinstance(t, (T.Add, T.Mul)):
-        return _first_piecewise(t.terms, _compared_part)
-    if isinstance(t, T.Pow):
-        return _compared_part(t.base)
-    if isinstance(t, (T.Sum, T.Lamda)):
-        return _compared_part(t.body)
+    if isinstance(t, _ARITHMETIC):
+        return _first_piecewise(_operands(t), _compared_part)
     return piecewise_part(t)
 
 
@@ -648,27 +622,22 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                     "makes it piecewise, and a piecewise quantity can vanish on a whole region")
     seen = set()            # the nonzero conditions evaluated at least once: not identically 0
     for k, sizes in enumerate(plans):
+        where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
         for d in range(draws):
             rng = np.random.default_rng(1000 * k + d + 17)
             values = sample(sizes, rng)
             for c in conds:
-                idx = sorted(c.term.free_idx, key=lambda v: v.name)
-                term = Lamda(idx, c.term) if idx else c.term
-                try:
-                    got = np.asarray(evaluate(term, sizes, values), dtype=np.float64)
-                except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError, KeyError):
+                got = _entries(c.term, _by_name(c.term.free_idx), sizes, values)
+                if got is None:
                     continue        # a condition this evaluator cannot read is not held against it
                 if got.size and not _holds(c.kind, got):
-                    where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
                     return (f"the side condition {c} fails at random inputs ({where}, draw {d}): it excludes "
                             "a set of positive measure, so the claim is not shown for almost every input")
                 if c in ties and not _ties_apart(ties[c], sizes, values):
-                    where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
                     return (f"the side condition {c} is not shown to fail only on a set of measure zero: two "
                             f"entries that may both attain its maximum agree at a random input ({where}, draw "
                             f"{d}), so they may tie on a whole region")
                 if c in pieces and not _pieces_nonzero(pieces[c], sizes, values):
-                    where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
                     return (f"the side condition {c} is not shown to fail only on a set of measure zero: one of "
                             f"the analytic pieces covering its zero set (a maximum replaced by one of its entries, "
                             f"a mask by 0 or 1) vanishes at a random input ({where}, draw {d}), so it may be 0 "
