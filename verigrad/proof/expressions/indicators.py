@@ -32,6 +32,12 @@ class Relational:
     def __str__(self):
         return f"{self.lhs} {self.op} {self.rhs}"
 
+    def __bool__(self):
+        # Python reads ``0 < x < 1`` as ``(0 < x) and (x < 1)``, asking the truth of the
+        # first relation: answered, the chain would silently become its second half
+        raise ProofError(f"the relation {self} has no Python truth value (a chained comparison such as "
+                         "0 < x < 1 is not a relation here: write Bool(0 < x) * Bool(x < 1))")
+
     def weight(self) -> T.Term:
         """The 0/1 indicator of the relation as a kernel term."""
         a, b = self.lhs, self.rhs
