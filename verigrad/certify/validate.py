@@ -23,7 +23,6 @@ side touches the kernel or the importer, so a REFUTED certificate never rests on
 """
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -97,7 +96,6 @@ def _jax_call(fn, arrays, structs=None, options=None):
 
 _PROGRAMS: dict = {}   # (module text, argument and result trees, options) -> compiled executable
 _PROGRAMS_MAX = 64
-_PROGRAMS_LOCK = threading.Lock()
 
 
 def compile_lowered(lowered, options=None):
@@ -112,14 +110,12 @@ def compile_lowered(lowered, options=None):
     if consts is None or len(consts):
         return lowered.compile(options)
     key = (lowered.as_text(), str(lowered.in_tree), str(lowered.out_tree), repr(sorted((options or {}).items())))
-    with _PROGRAMS_LOCK:                    # validation compiles in a thread (``_run_lowered``)
-        hit = _PROGRAMS.pop(key, None)
+    hit = _PROGRAMS.pop(key, None)
     if hit is None:
         hit = lowered.compile(options)
-    with _PROGRAMS_LOCK:
-        _PROGRAMS[key] = hit                # most recently used last
-        while len(_PROGRAMS) > _PROGRAMS_MAX:
-            _PROGRAMS.pop(next(iter(_PROGRAMS)))
+    _PROGRAMS[key] = hit                    # most recently used last
+    while len(_PROGRAMS) > _PROGRAMS_MAX:
+        _PROGRAMS.pop(next(iter(_PROGRAMS)))
     return hit
 
 
@@ -460,55 +456,40 @@ def _validate_adversarial(ob) -> Verdict:
         return Verdict(f"building {ob.name} at concrete sizes failed: {type(e).__name__}: {_first_line(e)}", "")
     program = _program(fns, k)
     rounds = max(len(row) for row in draws)
-
-    def jax_failed(e):
-        """The verdict when JAX cannot lower or compile the program: the assignment it
-        cannot run, where one alone fails."""
-        for sizes, f, row in zip(plan, fns, draws):
-            try:
-                jax.jit(_program([f], k)).lower(row[0][2])
-            except Exception as e1:  # noqa: BLE001
-                return Verdict(f"running {ob.name} with JAX at {_where(sizes)} failed: "
-                               f"{type(e1).__name__}: {_first_line(e1)}", "")
-        return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
-
     with jax.enable_x64(True):
         try:
-            lowered = jax.jit(program).lower(*[row[0][2] for row in draws])
+            compiled = compile_lowered(jax.jit(program).lower(*[row[0][2] for row in draws]), QUICK_COMPILE)
         except Exception as e:  # noqa: BLE001 - find the assignment JAX cannot run, and say so
-            return jax_failed(e)
-    # XLA compiles and runs the program in a thread (it releases the GIL) while the imported
-    # terms are evaluated here: the two sides are independent until they are compared.
-    xla = _Background(_run_lowered, lowered, [[d[2] for d in row] for row in draws], rounds)
-    evaluated, unevaluable = [], None   # [assignment] -> [check] -> [draw] values; the first failure
+            for sizes, f, row in zip(plan, fns, draws):
+                try:
+                    jax.jit(_program([f], k)).lower(row[0][2])
+                except Exception as e1:  # noqa: BLE001
+                    return Verdict(f"running {ob.name} with JAX at {_where(sizes)} failed: "
+                                   f"{type(e1).__name__}: {_first_line(e1)}", "")
+            return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
+        results = []   # [r] -> [assignment] -> leaves (round r runs each assignment's r-th draw)
+        for r in range(rounds):
+            try:
+                out = compiled(*[row[min(r, len(row) - 1)][2] for row in draws])
+            except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
+                return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
+            results.append([_leaves(o) for o in out])
     for i, (sizes, row) in enumerate(zip(plan, draws)):
+        where = _where(sizes)
         B = len(row)
         # the draws in one batch, or one by one where the batch would be too large
         chunk = B if costs.peak(sizes) * B <= BATCH_CAP else 1
         got_all = [[] for _ in terms]
-        try:
-            for lo in range(0, B, chunk):
-                part = row[lo:lo + chunk]
-                batched = {v: np.stack([d[1][v] for d in part]) for v in row[0][1]}
+        for lo in range(0, B, chunk):
+            part = row[lo:lo + chunk]
+            batched = {v: np.stack([d[1][v] for d in part]) for v in row[0][1]}
+            try:
                 with np.errstate(all="ignore"):
                     vals = evaluate_many(terms, sizes, batched, batch=len(part))
-                for acc, v in zip(got_all, vals):
-                    acc.extend(v)
-        except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
-            unevaluable = (i, f"could not evaluate the imported terms at {_where(sizes)}: {e}")
-            break
-        evaluated.append(got_all)
-    how, got = xla.result()
-    if how == "compile":
-        return jax_failed(got)
-    if how == "run":
-        return Verdict(f"running {ob.name} with JAX failed: {type(got).__name__}: {_first_line(got)}", "")
-    results = got   # [r] -> [assignment] -> leaves (round r runs each assignment's r-th draw)
-    for i, (sizes, row) in enumerate(zip(plan, draws)):
-        where = _where(sizes)
-        if unevaluable is not None and unevaluable[0] == i:
-            return Verdict(unevaluable[1], "")
-        got_all = evaluated[i]
+            except (EvalError, FloatingPointError, OverflowError, ZeroDivisionError) as e:
+                return Verdict(f"could not evaluate the imported terms at {where}: {e}", "")
+            for acc, v in zip(got_all, vals):
+                acc.extend(v)
         for (label, _, (side, pos)), got_b in zip(checks, got_all):
             for r, (kind, _, _) in enumerate(row):
                 leaves = results[r][i]
@@ -518,49 +499,6 @@ def _validate_adversarial(ob) -> Verdict:
                     return Verdict(problem, "")
                 _note_nonfinite_backward(ob, label, want, leaves[:n_f], f"{where} ({DRAW_TEXT[kind]} inputs)")
     return Verdict(None, _summary(ob, plan, sched))
-
-
-def _run_lowered(lowered, arrays, rounds):
-    """Compile ``lowered`` and run it ``rounds`` times (round r: each assignment's r-th
-    draw, its last where it has fewer): ``("ok", [r][assignment] -> leaves)``, or
-    ``("compile", exception)`` / ``("run", exception)`` where XLA failed."""
-    import jax
-    with jax.enable_x64(True):
-        try:
-            compiled = compile_lowered(lowered, QUICK_COMPILE)
-        except Exception as e:  # noqa: BLE001 - reported by the caller
-            return "compile", e
-        results = []
-        for r in range(rounds):
-            try:
-                out = compiled(*[row[min(r, len(row) - 1)] for row in arrays])
-            except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
-                return "run", e
-            results.append([_leaves(o) for o in out])
-    return "ok", results
-
-
-class _Background:
-    """``fn(*args)`` in a daemon thread; ``result()`` waits for it and returns its value,
-    or raises what it raised."""
-
-    def __init__(self, fn, *args):
-        self._out = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), name="verigrad-xla", daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, args):
-        try:
-            self._out = (True, fn(*args))
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
-            self._out = (False, e)
-
-    def result(self):
-        self._thread.join()
-        ok, value = self._out
-        if not ok:
-            raise value
-        return value
 
 
 def _note_nonfinite_backward(ob, label: str, want, primal_leaves, where: str):
