@@ -19,8 +19,17 @@ from .symbols import IntSymbol, as_size
 
 
 class Binder(Expr):
-    """Common part of ``Lamda`` and ``Sum``: a body and limits (innermost first), each
-    ``(symbol, size)``; the symbols are bound index symbols."""
+    """Common part of ``Lamda``, ``Sum`` and ``ReduceMax``: a body and limits (innermost
+    first), each ``(symbol, size)``; the symbols are bound index symbols. Written
+    ``Name[limits](body)``, and shown so."""
+
+    def __class_getitem__(cls, spec):
+        return _BinderSyntax(cls, _limits(spec))
+
+    @classmethod
+    def make(cls, body, limits):
+        body, lims = _bind_symbols(body, limits)
+        return cls(body, lims)
 
     def __init__(self, body, limits):
         body = as_expr(body)
@@ -57,6 +66,9 @@ class Binder(Expr):
 
     def _lim_text(self):
         return ", ".join(f"{s.name}:{poly_str(n)}" for s, n in self.limits)
+
+    def _text(self):
+        return f"{type(self).__name__}[{self._lim_text()}]({self.function})", 100
 
     def bind(self):
         """``(kernel index vars outer-first, body)`` for compiling; a bound index is
@@ -132,14 +144,6 @@ def _bind_symbols(body, limits):
 class Lamda(Binder):
     rank = 8
 
-    def __class_getitem__(cls, spec):
-        return _BinderSyntax(cls, _limits(spec))
-
-    @classmethod
-    def make(cls, body, limits):
-        body, lims = _bind_symbols(body, limits)
-        return cls(body, lims)
-
     def __init__(self, body, limits):
         super().__init__(body, limits)
         self._shape = tuple(n for _, n in reversed(self.limits)) + self.function.shape
@@ -148,20 +152,9 @@ class Lamda(Binder):
         vs, body = self.bind()
         return T.Lamda(vs, body)
 
-    def _text(self):
-        return f"Lamda[{self._lim_text()}]({self.function})", 100
-
 
 class Sum(Binder):
     rank = 7
-
-    def __class_getitem__(cls, spec):
-        return _BinderSyntax(cls, _limits(spec))
-
-    @classmethod
-    def make(cls, body, limits):
-        body, lims = _bind_symbols(body, limits)
-        return cls(body, lims)
 
     def __init__(self, body, limits):
         super().__init__(body, limits)
@@ -173,22 +166,11 @@ class Sum(Binder):
             body = T.Sum(v, body)
         return body
 
-    def _text(self):
-        return f"Sum[{self._lim_text()}]({self.function})", 100
-
 
 class ReduceMax(Binder):
     """``ReduceMax[j:n](f)``: the largest value of ``f`` over ``j`` (a scalar). The kernel
     cannot differentiate it; it must cancel (as the row max of a stable softmax does)."""
     rank = 7
-
-    def __class_getitem__(cls, spec):
-        return _BinderSyntax(cls, _limits(spec))
-
-    @classmethod
-    def make(cls, body, limits):
-        body, lims = _bind_symbols(body, limits)
-        return cls(body, lims)
 
     def __init__(self, body, limits):
         super().__init__(body, limits)
@@ -199,6 +181,3 @@ class ReduceMax(Binder):
     def _compile(self):
         vs, body = self.bind()
         return T.ReduceMax(vs[0], body, "max")
-
-    def _text(self):
-        return f"ReduceMax[{self._lim_text()}]({self.function})", 100
