@@ -33,6 +33,32 @@ def _split_coef(t):
     return False, t
 
 
+def _signed_tail(terms, p) -> str:
+    """The terms of a sum after its first, each with its sign: `` + a - b``; ``p(term, level)``
+    shows a term, bracketed below that level."""
+    out = ""
+    for a in terms:
+        neg, a2 = _split_coef(a)
+        out += (" - " if neg else " + ") + p(a2, 2 if neg else 1)[0]
+    return out
+
+
+def _negated(t: T.Mul):
+    """The product of the other factors of ``t`` when its first is -1, else None."""
+    if isinstance(t.terms[0], T.Num) and t.terms[0].value == -1:
+        rest = t.terms[1:]
+        return rest[0] if len(rest) == 1 else T.Mul(rest)
+    return None
+
+
+def _over(t: T.Mul) -> tuple[list, list]:
+    """The factors of ``t`` above and below a fraction bar (``x^-2`` below as ``x^2``)."""
+    num = [a for a in t.terms if not (isinstance(a, T.Pow) and a.exponent < 0)]
+    den = [T.Pow(a.base, -a.exponent) if a.exponent != -1 else a.base
+           for a in t.terms if isinstance(a, T.Pow) and a.exponent < 0]
+    return num, den
+
+
 def _rng(v) -> str:
     return f"{_vname(v)}<{_poly(v.size)}"
 
@@ -235,19 +261,12 @@ def _text(t):
     if isinstance(t, T.Lamda):
         return f"Lamda[{', '.join(_rng(v) for v in t.idxs)}]({text(t.body)})", 5
     if isinstance(t, T.Add):
-        out = text(t.terms[0]) if _text(t.terms[0])[1] > 1 else _text(t.terms[0])[0]
-        for a in t.terms[1:]:
-            neg, a2 = _split_coef(a)
-            out += (" - " if neg else " + ") + p(a2, 2 if neg else 1)[0]
-        return out, 1
+        first = text(t.terms[0]) if _text(t.terms[0])[1] > 1 else _text(t.terms[0])[0]
+        return first + _signed_tail(t.terms[1:], p), 1
     if isinstance(t, T.Mul):
-        if isinstance(t.terms[0], T.Num) and t.terms[0].value == -1:
-            rest = t.terms[1:]
-            inner = rest[0] if len(rest) == 1 else T.Mul(rest)
+        if (inner := _negated(t)) is not None:
             return "-" + p(inner, 3)[0], 3
-        num = [a for a in t.terms if not (isinstance(a, T.Pow) and a.exponent < 0)]
-        den = [T.Pow(a.base, -a.exponent) if a.exponent != -1 else a.base
-               for a in t.terms if isinstance(a, T.Pow) and a.exponent < 0]
+        num, den = _over(t)
         s = "*".join(p(a, 2)[0] for a in num) if num else "1"
         if den:
             s += "/" + ("*".join(p(a, 4)[0] for a in den) if len(den) == 1 else
@@ -353,19 +372,11 @@ def _latex(t):
         rng = r",\, ".join(f"{_name(_vname(v))} < {_lpoly(v.size)}" for v in t.idxs)
         return r"\left[" + latex(t.body) + r"\right]_{" + rng + "}", 5
     if isinstance(t, T.Add):
-        out = _latex(t.terms[0])[0]
-        for a in t.terms[1:]:
-            neg, a2 = _split_coef(a)
-            out += (" - " if neg else " + ") + p(a2, 2 if neg else 1)[0]
-        return out, 1
+        return _latex(t.terms[0])[0] + _signed_tail(t.terms[1:], p), 1
     if isinstance(t, T.Mul):
-        if isinstance(t.terms[0], T.Num) and t.terms[0].value == -1:
-            rest = t.terms[1:]
-            inner = rest[0] if len(rest) == 1 else T.Mul(rest)
+        if (inner := _negated(t)) is not None:
             return "-" + p(inner, 3)[0], 3
-        num = [a for a in t.terms if not (isinstance(a, T.Pow) and a.exponent < 0)]
-        den = [T.Pow(a.base, -a.exponent) if a.exponent != -1 else a.base
-               for a in t.terms if isinstance(a, T.Pow) and a.exponent < 0]
+        num, den = _over(t)
         n = r" \, ".join(p(a, 2)[0] for a in num) if num else "1"
         if den:
             d = r" \, ".join(p(a, 2)[0] for a in den)
