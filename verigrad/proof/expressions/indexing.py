@@ -126,6 +126,8 @@ def _in_range(base: T.Term, idx, combos):
         res = prove_equal(claim, T.Num(1))
     except KernelError as e:
         res = Failure(str(e))
+    if not isinstance(res, Failure) and res.conds:      # shown only under a side condition: not shown
+        res = Failure("only under " + "; ".join(str(c) for c in sorted(res.conds, key=str)))
     if isinstance(res, Failure):
         shown = ", ".join(str(e) for e in idx)
         raise ProofError(f"{base!r}[{shown}]: the index may fall outside the shape "
