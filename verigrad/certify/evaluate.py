@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from verigrad.kernel import terms as T
 from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym
 from verigrad.errors import VerigradError
+from .conventions import FUNCTIONS, function, power
 
 
 class EvalError(VerigradError):
@@ -247,24 +247,11 @@ class _Eval:
             # float64 (exp of a huge finite argument): the terms are about exact reals
             return np.where(zero, 0.0, out) if np.any(zero) else out
         if isinstance(t, T.Pow):
-            return _pow(ev(t.base, ienv), t.exponent)
+            return power(ev(t.base, ienv), t.exponent)
         if isinstance(t, T.Func):
             args = [ev(a, ienv) for a in t.operands]
-            if isinstance(t.fn, str):
-                x = args[0]
-                if t.fn == "exp":
-                    return np.exp(x)
-                if t.fn == "log":
-                    a = np.abs(x)
-                    return np.where(a == 0, 0.0, np.log(np.where(a == 0, 1.0, a)))
-                if t.fn == "tanh":
-                    return np.tanh(x)
-                if t.fn == "erf":
-                    return _erf(x)
-                if t.fn == "sin":
-                    return np.sin(x)
-                if t.fn == "cos":
-                    return np.cos(x)
+            if isinstance(t.fn, str) and t.fn in FUNCTIONS:
+                return function(t.fn, args[0])
             f = self._fn(t.fn)
             return f(*args)
         if isinstance(t, T.Sum):
@@ -346,26 +333,6 @@ def _central(f, h=1e-5):
     out = (-vals[0] + 8 * vals[1] - 8 * vals[2] + vals[3]) / (12 * h)
     noise = max(np.abs(v) for v in vals) * 1e-16 / h * 20
     return np.where(noise > 1e-7 * np.maximum(1.0, np.abs(out)), np.nan, out)
-
-
-def _erf(x):
-    """scipy's erf, imported on first use (scipy.special takes a fifth of a second to
-    import, and most terms have no erf)."""
-    from scipy.special import erf
-    return erf(x)
-
-
-def _pow(x, e: Fraction):
-    x = np.asarray(x, dtype=np.float64)
-    if e.denominator == 1:
-        k = int(e)
-        if k >= 0:
-            return x ** k
-        safe = np.where(x == 0, 1.0, x)
-        return np.where(x == 0, 0.0, safe ** k)
-    ok = x > 0
-    safe = np.where(ok, x, 1.0)
-    return np.where(ok, safe ** float(e), 0.0)
 
 
 __all__ = ["evaluate", "evaluate_many", "random_values", "concrete_shape", "max_difference", "EvalError"]

@@ -23,6 +23,7 @@ import numpy as np
 from verigrad.kernel import terms as T
 from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
 from verigrad.kernel.sizes import FloorDiv, Poly
+from .conventions import function, power
 
 _UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
 _BATCH = object()   # the key of the batch axis's index array in an environment
@@ -165,23 +166,9 @@ class Vectorized:
         if isinstance(t, T.Mul):
             return _product([at(a, sub(a)) for a in t.terms])
         if isinstance(t, T.Pow):
-            return _pow(at(t.base, idx), t.exponent)
+            return power(at(t.base, idx), t.exponent)
         if isinstance(t, T.Func):
-            x = np.asarray(at(t.operands[0], sub(t.operands[0])), dtype=np.float64)
-            if t.fn == "exp":
-                return np.exp(x)
-            if t.fn == "log":
-                a = np.abs(x)
-                return np.where(a == 0, 0.0, np.log(np.where(a == 0, 1.0, a)))
-            if t.fn == "sin":
-                return np.sin(x)
-            if t.fn == "cos":
-                return np.cos(x)
-            if t.fn == "tanh":
-                return np.tanh(x)
-            if t.fn == "erf":
-                return _erf(x)
-            raise ValueError(f"cannot evaluate the function {t.fn}")
+            return function(t.fn, at(t.operands[0], sub(t.operands[0])))
         if isinstance(t, (T.Sum, T.ReduceMax)):
             n = self.size(t.idx.size)
             axis = np.arange(n).reshape((1,) * ndim + (n,))
@@ -308,22 +295,3 @@ def _einsum(subscripts, operands, out: str):
     got = batch + ao + bo
     r = np.matmul(A, B).reshape(tuple(size[c] for c in got))
     return r.transpose([got.index(c) for c in out])
-
-
-def _erf(x):
-    """scipy's erf, imported on first use (scipy.special takes a fifth of a second to
-    import, and most terms have no erf)."""
-    from scipy.special import erf
-    return erf(x)
-
-
-def _pow(x, e):
-    x = np.asarray(x, dtype=np.float64)
-    if e.denominator == 1:
-        k = int(e)
-        if k >= 0:
-            return x ** k
-        safe = np.where(x == 0, 1.0, x)
-        return np.where(x == 0, 0.0, safe ** k)
-    ok = x > 0
-    return np.where(ok, np.where(ok, x, 1.0) ** float(e), 0.0)
