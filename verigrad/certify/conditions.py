@@ -27,13 +27,26 @@ analytic and not identically zero.
 
 A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
 bounds a base (of a log, a fractional power). Off ties, what it compares must be
-real-analytic (maxima of analytic entries allowed: their ties are then of measure zero
-unless two entries agree identically, which random inputs show: each pair of entries is
-drawn apart, by ``tie_cover``'s pairs, since a pair identical but rarely at the maximum
-leaves the condition itself true at every draw). The condition that the
+real-analytic (maxima of analytic entries allowed). For a maximum ``M = max_b B(b)``
+attained once, that is not enough: two entries that agree identically tie wherever they
+attain ``M``, which may be a whole region no draw reaches, and only at sizes above those
+sampled (``B(40) = B(41)`` exists from ``n = 21``). So the pairs ``B(b) - B(c)``, ``b != c``
+(``tie_cover``: real-analytic pieces covering where the condition fails) are shown not
+identically zero *symbolically, for every size and every b != c* (``ties_null``), never by
+samples: each piece reads some real input ``x`` only at entries whose coordinate on one
+axis is ``b + r`` or ``c + r`` (one ``r``, free of ``b``, ``c`` and bound indices: the two
+sides read different entries), and its partial derivative in an entry read on ``b``'s
+side, by the kernel's derivative, is one integer polynomial in indices and sizes that the
+size oracle shows nonzero over their ranges times a product of input entries and
+positive atoms (not identically zero: analytic functions form an integral domain). A max
+of ``x[b]``, ``x[i, b]``, attention's ``q[i] . k[b] / sqrt(d)`` passes; ``repeat(x, 2)``
+(``x[b // 2]``, read at two ``b``) and ``(b - 40)(b - 41) x[b]`` (a partial vanishing at
+two ``b``) are refused, as is whatever the criterion cannot show. The condition that the
 importer's row maximum of a -inf mask is attained once, which the kernel writes with the
 mask's cases multiplied out, is recognized by normal form (``tie_cover``): with the
-mask's rows assumed alive only unmasked entries attain it, and their ties are null.
+mask's rows assumed alive only unmasked entries attain it, and their pairs are shown apart
+as above. (A vector's pairwise distinct entries, an argsort's condition, fail at every
+input if two agree identically, so its draws show it, but only at the sizes sampled.)
 A base's bound is accepted only where it is shown positive for every input
 (``positive_base``: by the kernel's sign rules, case by case over its indicators; or a
 masked sum of positive terms whose rows are assumed alive): nothing shows that it fails only
@@ -48,11 +61,12 @@ or None.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 import numpy as np
 
 from verigrad.kernel import Lamda
-from verigrad.kernel.sizes import IndexVar, Poly, nonneg
+from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym, fresh_index, nonneg, positive
 from verigrad.kernel import terms as T
 
 from .evaluate import EvalError, evaluate
@@ -82,23 +96,6 @@ def _pieces_nonzero(pieces, sizes, values) -> bool:
         if got is None:
             return False
         if got.size and not _holds("nonzero", got):
-            return False
-    return True
-
-
-def _ties_apart(cover, sizes, values) -> bool:
-    """Every piece ``p`` of a ``(p, b, c)`` triple is clearly nonzero at every entry with
-    ``b != c`` at these values."""
-    for p, b, c in cover:
-        idx = _by_name(p.free_idx | {b, c})
-        got = _entries(p, idx, sizes, values)
-        if got is None:
-            return False
-        ib, ic = idx.index(b), idx.index(c)
-        at = lambda d: np.arange(got.shape[d]).reshape([-1 if e == d else 1 for e in range(got.ndim)])  # noqa: E731
-        grid = np.broadcast_to(at(ib) != at(ic), got.shape)
-        off = got[grid]
-        if off.size and not _holds("nonzero", off):
             return False
     return True
 
@@ -591,7 +588,6 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     if not conds:
         return None
     pieces: dict = {}           # condition -> the analytic terms whose zero sets cover its own
-    ties: dict = {}             # condition -> (piece, b, c): at b != c, zero sets covering where it fails
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
             shown = _positive(c.term, alive or {})
@@ -604,16 +600,20 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
             if bad is None and _about_extremum(c.term):
                 # the count of a maximum's maximizers: an identical pair of entries makes
                 # it fail only where the pair attains the maximum, which may be a region no
-                # draw reaches; so every pair is drawn apart, wherever the maximum is
+                # draw reaches, and only at sizes no plan samples; so every pair is shown
+                # apart symbolically, for every size (ties_null)
                 if (cover := tie_cover(c.term, alive)) is None:
                     return (f"the side condition {c} (a maximum attained once) is not shown to fail only on a "
-                            "set of measure zero: its entries do not split into pairs whose differences can be "
-                            "drawn apart")
-                ties[c] = cover
+                            "set of measure zero: its entries do not split into real-analytic pairs whose "
+                            "differences could be shown apart")
+                if (why := ties_null(cover)) is not None:
+                    return _agree(c, why)
         elif positive_base(c.term) or _positive(c.term, alive or {}):
             bad = None
         elif (cover := tie_cover(c.term, alive)) is not None:
-            bad, ties[c] = None, cover
+            if (why := ties_null(cover)) is not None:
+                return _agree(c, why)
+            bad = None
         else:               # a base that must be positive, and is not shown to be
             return (f"the side condition {c} (a base that must be positive) is not shown to hold almost "
                     "everywhere; if the inputs satisfy it, state it as a precondition (--assume)")
@@ -633,10 +633,6 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                 if got.size and not _holds(c.kind, got):
                     return (f"the side condition {c} fails at random inputs ({where}, draw {d}): it excludes "
                             "a set of positive measure, so the claim is not shown for almost every input")
-                if c in ties and not _ties_apart(ties[c], sizes, values):
-                    return (f"the side condition {c} is not shown to fail only on a set of measure zero: two "
-                            f"entries that may both attain its maximum agree at a random input ({where}, draw "
-                            f"{d}), so they may tie on a whole region")
                 if c in pieces and not _pieces_nonzero(pieces[c], sizes, values):
                     return (f"the side condition {c} is not shown to fail only on a set of measure zero: one of "
                             f"the analytic pieces covering its zero set (a maximum replaced by one of its entries, "
@@ -644,7 +640,164 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                             "on a whole region")
                 seen.add(c)
     for c in conds:
-        if (c.kind in ("nonzero", "offkink") or c in ties) and c not in seen:
+        if c.kind in ("nonzero", "offkink") and c not in seen:
             return (f"the side condition {c} could not be evaluated at any draw, so it is not shown to be "
                     "other than identically zero")
     return None
+
+
+def _agree(c, why: str) -> str:
+    return (f"the side condition {c} (a maximum attained once) is not shown to fail only on a set of measure "
+            f"zero: two of its entries may agree identically, at some size, and then tie on a whole region ({why})")
+
+
+# -- ties apart at every size -----------------------------------------------------------------
+
+def ties_null(cover) -> str | None:
+    """None when every ``(p, b, c)`` triple of a tie cover is shown not identically zero at
+    the entries ``b != c``, for every value of its free indices and every size (so, being
+    real-analytic, ``p`` vanishes only on a null set there); else why one is not shown.
+
+    A sufficient criterion, shown symbolically (sampled sizes could never show "every
+    size": a pair ``B(40) = B(41)`` exists only from ``n = 21``). ``p``'s normal form reads
+    some real input ``x`` only at entries whose coordinate on one axis is ``b + r`` or
+    ``c + r`` (``r`` one integer expression, free of ``b``, ``c`` and of bound indices), so
+    the entries read on ``b``'s side and on ``c``'s are different entries for ``b != c``;
+    and ``p``'s partial derivative in one entry ``E`` read on ``b``'s side (the kernel's
+    derivative, an untrusted use of a sound procedure; the terms through ``c``'s reads carry
+    ``delta(b - c)``, 0 there) is ``P * m``: one integer polynomial ``P`` in indices and
+    sizes that the size oracle shows nonzero over their whole ranges (``sizes.positive``
+    of ``P`` or ``-P``) times one product ``m`` of real-analytic factors none identically
+    zero (input entries inside their shapes, ``exp`` and other atoms the kernel shows
+    positive). A bound index in ``E`` becomes a fresh free one over its range, shown
+    non-empty, so ``E`` is an entry ``p`` truly reads. Then ``p``'s partial in ``E`` is not
+    identically zero, so neither is ``p``. What this does not show is refused."""
+    for p, b, c in cover:
+        why = _apart(p, b, c)
+        if why is not None:
+            return why
+    return None
+
+
+def _apart(p: T.Term, b: IndexVar, c: IndexVar) -> str | None:
+    from verigrad.kernel.normal import EntryA, Normalizer
+    nz = Normalizer()
+    try:
+        u = nz.norm(p, ())
+    except Exception as e:  # noqa: BLE001 - not normalized: not shown
+        return f"{p} has no normal form here ({type(e).__name__})"
+    if nz.conds:
+        return f"{p} is defined only under conditions of its own"
+    own = p.free_idx - {b, c}
+    reads: dict = {}
+    opaque: set = set()
+    for a in _nf_atoms(u):
+        if isinstance(a, EntryA):
+            reads.setdefault(a.var, set()).add(a.idx)
+        else:           # variables an atom reads other than through the atoms walked into
+            opaque |= a.tvars.difference(*(x.tvars for x in _atom_args(a) if hasattr(x, "tvars")))
+    for x in sorted(reads, key=lambda v: v.skey):
+        if not isinstance(x, T.Var) or "integer" in x.facts or x in opaque:
+            continue
+        for d in range(len(x.shape)):
+            offsets = {_offset(e[d], b, c, own) for e in reads[x]}
+            if len(offsets) != 1 or None in offsets:
+                continue        # some read of x on this axis is not at b + r or c + r, one r
+            for e in sorted(reads[x], key=lambda e: [q.skey for q in e]):
+                if e[d] - Poly.sym(b) in offsets and _partial_shown(nz, u, x, e, b, c, own):
+                    return None
+    return (f"{p} is not shown other than identically zero at every size: no input entry is read on b's side "
+            "alone (an axis at b + r, r free of b) with a partial derivative shown nonzero")
+
+
+def _offset(e: Poly, b, c, own):
+    """``r`` when ``e`` is ``b + r`` or ``c + r`` with ``r`` built of sizes and the indices
+    ``own`` only, else None."""
+    for v in (b, c):
+        r = e - Poly.sym(v)
+        if all(isinstance(s, SizeSym) or s in own or isinstance(s, FloorDiv) for s in r.symbols()):
+            return r
+    return None
+
+
+def _partial_shown(nz, u, x, e, b, c, own) -> bool:
+    """Whether ``d u / d x[E]`` is shown not identically zero at ``b != c``, ``E`` being the
+    read ``e`` with its bound indices made fresh free ones (over non-empty ranges)."""
+    from verigrad.kernel.derivative import derivative
+    from verigrad.kernel.normal import DeltaA, EntryA, IntA
+    fresh = {}
+    for v in sorted(set().union(*(q.index_vars() for q in e)) - own - {b, c}, key=lambda v: v.skey):
+        if not nonneg(v.size - 1):
+            return False
+        fresh[v] = Poly.sym(fresh_index(v.size, "e"))
+    E = tuple(q.subst(fresh) for q in e)
+    if not all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(E, x.shape)):
+        return False
+    try:
+        du = derivative(nz, u, x, E)
+    except Exception:  # noqa: BLE001 - no derivative: not shown
+        return False
+    if nz.conds:
+        return False
+    apart = {Poly.sym(b) - Poly.sym(c), Poly.sym(c) - Poly.sym(b)}
+    groups: dict = {}           # the product of non-polynomial factors -> its polynomial coefficient
+    for m, k in du.terms:
+        if any(isinstance(a, DeltaA) and a.p in apart for a, _ in m.factors):
+            continue            # through a read on c's side: 0 at b != c
+        poly, rest = Poly.const(1), {}
+        for a, n in m.factors:
+            if isinstance(a, IntA) and n.denominator == 1 and n > 0:
+                for _ in range(int(n)):
+                    poly = poly * Poly.sym(a.sym)
+            else:
+                rest[a] = n
+        key = tuple(sorted(rest.items(), key=lambda an: an[0].skey))
+        groups.setdefault(key, []).append((Fraction(k), poly))
+    live = {}
+    for key, parts in groups.items():
+        scale = 1
+        for k, _ in parts:
+            scale = scale * k.denominator // gcd(scale, k.denominator)
+        P = Poly.const(0)
+        for k, q in parts:
+            P = P + Poly.const(int(k * scale)) * q
+        if P.terms:
+            live[key] = P
+    if len(live) != 1:
+        return False            # none, or several: their sum is not shown nonzero
+    (key, P), = live.items()
+    if not (positive(P) or positive(-P)):
+        return False
+    for a, _ in key:
+        if isinstance(a, EntryA):
+            if not (isinstance(a.var, T.Var) and "integer" not in a.var.facts
+                    and all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(a.idx, a.var.shape))):
+                return False
+        elif not a.positive:
+            return False
+    return True
+
+
+def _atom_args(a):
+    return [x for y in a._args for x in (y if isinstance(y, tuple) else (y,))]
+
+
+def _nf_atoms(u):
+    """Every atom in the normal form ``u``, at any depth (in sums, functions, maxima)."""
+    from verigrad.kernel.normal import NF, Mono, TensorNF
+    from verigrad.kernel.normal import Atom
+    seen, stack = set(), [u]
+    while stack:
+        w = stack.pop()
+        if id(w) in seen:
+            continue
+        seen.add(id(w))
+        if isinstance(w, NF):
+            stack += [m for m, _ in w.terms]
+        elif isinstance(w, Mono):
+            stack += [a for a, _ in w.factors]
+        elif isinstance(w, TensorNF):
+            stack.append(w.u)
+        elif isinstance(w, Atom):
+            yield w
+            stack += [x for x in _atom_args(w) if isinstance(x, (NF, Mono, TensorNF, Atom))]
