@@ -27,12 +27,22 @@ ran the text there. Fix (``tie.exception_points``): for each condition a CHECKED
 result rests on, the kernel's random point is moved along one input entry (the one the
 condition depends on most) onto the condition's exception set, in float32, and XLA runs
 the text there against the certified math like any other draw (no kink redraw).
+
+That probe is a heuristic (a nonlinear condition, or one met only through float32
+rounding, may evade it). The rule (``verigrad.render.kinks``): a side condition is
+accepted only where the certified math itself has a kink, its term being, by a kernel
+theorem, a nonzero multiple of the argument of one of the math's own indicators (or
+divisors, or maxima) at the same indices. ``y[0,0] - 91/100`` is no argument of the
+math's (the loss reads the targets smoothly), so each edit below is refused by the
+kernel's side of the tie, before XLA runs: UNKNOWN, "no kink of the certified math".
+The nonlinear edit ``y[0,0] * y[0,0] == 0.8281`` fires on training targets too (0.91
+squared is 0.8281 in float32).
 """
 import numpy as np
 import pytest
 
 from _tie_edits import edited_head_bias, rendered_mlp, run_step, step_args
-from verigrad.render.tie import NotTied, ensure_tied
+from verigrad.render.tie import NotTied, ensure_tied, tie_directory
 
 ONE_HOT = ", ".join(["1.000000e+00"] + ["0.000000e+00"] * 9)
 
@@ -98,3 +108,47 @@ def test_rt27_two_compares_not_tied(src, tmp_path):
     edited, _ = edited_head_bias(src, tmp_path / "gegt", _ge_minus_gt)
     with pytest.raises(NotTied, match="side condition"):
         ensure_tied(edited)
+
+
+def _two_targets(y, ys, new_b):
+    """head/b[0] += 1 where y[0, 0] == y[0, 1]."""
+    return _trigger(y, ys, new_b, [
+        f"%rts1 = stablehlo.slice %arg{y} [0:1, 1:2] : (tensor<{ys}>) -> tensor<1x1xf32>",
+        "%rtk = stablehlo.reshape %rts1 : (tensor<1x1xf32>) -> tensor<f32>",
+        "%rtc = stablehlo.compare EQ, %rtr, %rtk, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+        "%rtt = stablehlo.select %rtc, %rtone, %rtz : tensor<i1>, tensor<f32>"])
+
+
+def _square(y, ys, new_b):
+    """head/b[0] += 1 where y[0, 0] * y[0, 0] == 0.8281: a nonlinear condition."""
+    return _trigger(y, ys, new_b, [
+        "%rtq = stablehlo.multiply %rtr, %rtr : tensor<f32>",
+        "%rtk = stablehlo.constant dense<8.281000e-01> : tensor<f32>",
+        "%rtc = stablehlo.compare EQ, %rtq, %rtk, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+        "%rtt = stablehlo.select %rtc, %rtone, %rtz : tensor<i1>, tensor<f32>"])
+
+
+def _refused_as_no_kink(directory, k):
+    """The kernel's side of the tie refuses the edited ``head/b`` (UNKNOWN, before XLA),
+    naming its side condition as no kink of the math; the other results stay CHECKED."""
+    tie = tie_directory(directory)
+    results = tie.modules["train_step"].results
+    assert results[k].status == "UNKNOWN", results[k]
+    assert "no kink of the certified math" in results[k].reason and "y[0, 0]" in results[k].reason
+    assert all(r.status == "CHECKED" for j, r in enumerate(results) if j != k)
+
+
+@pytest.mark.parametrize("edit", [_eq, _ge_minus_gt, _two_targets, _square],
+                         ids=["eq", "ge_minus_gt", "two_targets", "square"])
+def test_rt27_condition_is_no_kink_of_the_math(src, tmp_path, edit):
+    edited, k = edited_head_bias(src, tmp_path / edit.__name__.strip("_"), edit)
+    _refused_as_no_kink(edited, k)
+    with pytest.raises(NotTied, match="side condition"):
+        ensure_tied(edited)
+
+
+def test_rt27_square_changes_the_update_on_training_targets(src, tmp_path):
+    edited, k = edited_head_bias(src, tmp_path / "square", _square)
+    args = step_args(src)
+    want, got = run_step(src, args), run_step(edited, args)
+    assert got[k][0] - want[k][0] == pytest.approx(1.0, abs=1e-6)

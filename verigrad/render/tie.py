@@ -31,8 +31,14 @@ math, where an edit of the file shows. A result whose obligations the kernel can
 prove is **UNKNOWN**. The side conditions of the theorems used (ReLU's kink, a
 divisor off zero) are reported with the result, naming the values they are about.
 
-A side condition must be a measure-zero exception. One about an integer-valued
-quantity is not (``[i - n < 0]`` read as ``[i - n <= 0]`` "off the kink ``i - n !=
+A side condition must be an exception the certified math itself has: its term must
+be, by a kernel theorem, a nonzero multiple of the argument of one of the math's own
+indicators (ReLU's ``x > 0``, a maximum's ``a - b > 0``, a mask), divisors or maxima,
+at the same indices (``verigrad.render.kinks``): there the math is a convention and the
+text may choose another. One that arises from an indicator only the text has (an
+edit's ``compare EQ`` of a target with 0.91, off ``y[0,0] - 91/100 != 0``) makes the
+result UNKNOWN, naming it. Nor may a condition be about an integer-valued
+quantity (``[i - n < 0]`` read as ``[i - n <= 0]`` "off the kink ``i - n !=
 0``" is wrong wherever ``i = n``): each condition is evaluated at the random inputs,
 and one that takes only integer values there and fails somewhere makes the result
 UNKNOWN.
@@ -50,7 +56,9 @@ UNKNOWN.
    softmax), and, drawn again, a kink (a ReLU mask or a maximum decided within
    float32 rounding, ``KINK``). The text also runs on each side condition's exception
    set (``exception_points``): the kernel's tie holds off it only, random draws never
-   meet it, and training's discrete data do (a ``compare EQ`` of a target with 0.91).
+   meet it, and training's discrete data may (a ReLU's pre-activation exactly 0 where
+   a padded patch is 0): a second line behind the rule above, which checks there that
+   the text keeps the math's convention where a probe reaches the set.
 
 An obligation of more than ``OBLIGATION_LIMIT`` subterms is not attempted (a tied
 step's have at most about 70): past an edit, the text's values without a counterpart
@@ -76,6 +84,7 @@ import numpy as np
 from verigrad.certify.vectorized import Vectorized
 from verigrad.kernel import Add, Failure, Lamda, RealCond, Term, Theorem, Var, prove_equal, refl, subst
 
+from .kinks import MathKinks
 from .pairing import close, pair
 from .programs import Program, Value
 from verigrad.errors import VerigradError
@@ -207,6 +216,7 @@ class _Induction:
         self.cache: dict = {}
         self.proved, self.seconds = 0, 0.0
         self.exceptions: dict = {}               # (kind, term) -> Condition: those a CHECKED result rests on
+        self.kinks = MathKinks(self, math) if env is not None else None     # the math's kinks, for them
 
     def cuts(self, term) -> set:
         return {a for a in term.atoms if a in self.reps}
@@ -282,6 +292,11 @@ class _Induction:
                     return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under {self.condition(c)}, "
                                      f"which fails at the random inputs{broken}: not a measure-zero exception",
                                      len(todo))
+                if self.kinks is not None and (self.kinks.justify(c, rm) is None):
+                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under the side condition "
+                                     f"{self.condition(c)}, which is no kink of the certified math (not the argument "
+                                     "of one of its indicators, divisors or maxima, by the kernel): an exception "
+                                     "only the text makes", len(todo))
                 conditions.add(self.condition(c))
                 self.exceptions.setdefault((c.kind, c.term), c)
         return ResultTie(name, "CHECKED", obligations=len(todo), conditions=sorted(conditions))
