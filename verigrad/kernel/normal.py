@@ -26,6 +26,7 @@ deltas are eliminated against binders.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
@@ -570,20 +571,20 @@ class Normalizer:
 
     # -- substitution of indices ------------------------------------------------------
     def subst_nf(self, x: NF, mp: dict) -> NF:
-        if not (x.ivars & mp.keys()):
+        if x.ivars.isdisjoint(mp):
             return x
         return self.add(*(self.scale(self.subst_mono(m, mp), c) for m, c in x.terms))
 
     def subst_mono(self, m: Mono, mp: dict) -> NF:
-        if not (m.ivars & mp.keys()):
+        if m.ivars.isdisjoint(mp):
             return nf_mono(m)
         out, keep = ONE, {}
         for a, e in m.factors:
-            if a.ivars & mp.keys() and isinstance(a, ExpA) and e != 1:
+            if not a.ivars.isdisjoint(mp) and isinstance(a, ExpA) and e != 1:
                 # exp(m)^e = exp(e m): an exp split by an indicator is not raised to a power
                 self.use("exp_add")
                 out = self.mul(out, self.exp(self.scale(self.subst_mono(a.m, mp), e)))
-            elif a.ivars & mp.keys():
+            elif not a.ivars.isdisjoint(mp):
                 out = self.mul(out, self.pow(self.subst_atom(a, mp), e, a.positive))
             else:
                 keep[a] = e
@@ -633,7 +634,7 @@ class Normalizer:
         return renormalize(self, *args) if renormalize else nf_atom(type(a)(*args))
 
     def subst_tensor(self, x: TensorNF, mp: dict) -> TensorNF:
-        if not (x.ivars & mp.keys()):
+        if x.ivars.isdisjoint(mp):
             return x
         temps = [fresh_index(b.size) for b in x.binders]
         inner = {**mp, **{b: Poly.sym(t) for b, t in zip(x.binders, temps)}}
@@ -644,9 +645,9 @@ class Normalizer:
         atom. Renaming preserves normal forms, so atoms are rebuilt directly; only a
         sum over several binders is normalized again (its best binder order may
         change)."""
-        if not (a.ivars & mp.keys()):
+        if a.ivars.isdisjoint(mp):
             return a
-        key = (a, tuple(sorted(((k, v) for k, v in mp.items() if k in a.ivars), key=lambda kv: kv[0].skey)))
+        key = (a, frozenset(kv for kv in mp.items() if kv[0] in a.ivars))
         hit = self._ren.get(key)
         if hit is None:
             hit = self._ren[key] = self._rename(a, mp)
@@ -663,12 +664,12 @@ class Normalizer:
                                       TensorNF: lambda x: TensorNF(x.binders, rn(x.u))}))
 
     def rename_mono(self, m: Mono, mp: dict) -> Mono:
-        if not (m.ivars & mp.keys()):
+        if m.ivars.isdisjoint(mp):
             return m
         return mono_of({self.rename_atom(a, mp): e for a, e in m.factors})
 
     def rename_nf(self, u: NF, mp: dict) -> NF:
-        if not (u.ivars & mp.keys()):
+        if u.ivars.isdisjoint(mp):
             return u
         return nf_of({self.rename_mono(m, mp): c for m, c in u.terms})
 
@@ -1215,8 +1216,7 @@ class Normalizer:
         """``(t, body)`` when ``m`` reads ``i`` and ``j`` only as ``i*w + j`` with ``w`` the
         range of ``j``: ``t = i*w + j`` ranges over ``[0, h*w)``."""
         w = j.size
-        if w.index_atoms() or w.is_const() and w.const_value() < 2 or not _mentions(m, i * w + j) \
-                or not nonneg(i.size * w):
+        if w.is_const() and w.const_value() < 2 or _spelled(i, j) not in m.skey or not nonneg(i.size * w):
             return None
         if _reads_apart(m, i, j, w, set()):
             return None     # a guide: i or j is read apart from i*w + j, so a division would stay
@@ -1634,9 +1634,10 @@ def _reads_apart(x, i: IndexVar, j: IndexVar, w: Poly, seen: set) -> bool:
     return any(_reads_apart(y, i, j, w, seen) for y in x._args)
 
 
-def _mentions(m: Mono, p: Poly) -> bool:
-    """Whether the key of ``p`` (up to its constant) occurs in ``m`` (a cheap guide)."""
-    return (p - p.const_value()).skey in m.skey
+@functools.cache
+def _spelled(i: IndexVar, j: IndexVar) -> str:
+    """The key of ``i*w + j`` (``w`` the range of ``j``) that ``_merged`` looks for in a monomial's."""
+    return (i * j.size + j).skey
 
 
 _units: dict = {}

@@ -273,7 +273,7 @@ class Poly(_Frozen):
         out: dict = {}
         for m1, c1 in self.terms.items():
             for m2, c2 in other.terms.items():
-                m = _mono_mul(m1, m2)
+                m = m1 + m2             # a key the constructor spells canonically
                 out[m] = out.get(m, 0) + c1 * c2
         return Poly(out)
 
@@ -287,9 +287,12 @@ class Poly(_Frozen):
         return self - other * floordiv(self, other)
 
     def subst(self, mapping: dict) -> "Poly":
-        """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt)."""
-        if not mapping or not (self.symbols() & mapping.keys()):
+        """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt), memoized."""
+        if not mapping or self.symbols().isdisjoint(mapping):
             return self
+        key = (self, frozenset((s, as_poly(v)) for s, v in mapping.items() if s in self._vars))
+        if key in _substs:
+            return _substs[key]
         out: dict = {}
         for m, c in self.terms.items():
             term = {(): c}              # this monomial's image, multiplied out as a map
@@ -304,12 +307,13 @@ class Poly(_Frozen):
                     prod: dict = {}
                     for m1, c1 in term.items():
                         for m2, c2 in base.terms.items():
-                            mm = _mono_mul(m1, m2)
+                            mm = m1 + m2             # a key the constructor spells canonically
                             prod[mm] = prod.get(mm, 0) + c1 * c2
                     term = prod
             for mm, cc in term.items():
                 out[mm] = out.get(mm, 0) + cc
-        return Poly(out)
+        _substs[key] = Poly(out)
+        return _substs[key]
 
     def linear_in(self, v: IntSym):
         """``(a, b)`` with ``self == a*v + b`` and ``v`` in neither, or None."""
@@ -336,6 +340,7 @@ class Poly(_Frozen):
 
 
 _poly_cache: dict = {}
+_substs: dict = {}          # Poly.subst's memo
 _canonical: dict = {}       # each monomial key given to Poly, as arithmetic spells it
 _consts: dict = {}
 _syms: dict = {}
@@ -361,17 +366,6 @@ def _canonical_mono(m) -> tuple:
             raise KernelError(f"{m!r} is not a monomial: pairs of a symbol and a power >= 0")
         powers[s] = powers.get(s, 0) + k
     return tuple(sorted(((s, k) for s, k in powers.items() if k), key=lambda sk: sk[0].skey))
-
-
-def _mono_mul(m1, m2):
-    if not m1:
-        return m2
-    if not m2:
-        return m1
-    d = dict(m1)
-    for s, k in m2:
-        d[s] = d.get(s, 0) + k
-    return tuple(sorted(d.items(), key=lambda sk: sk[0].skey))
 
 
 ZERO = Poly({})
