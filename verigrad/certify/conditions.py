@@ -9,7 +9,16 @@ criterion: ``u`` is a real-analytic function of the real inputs (built from the
 inputs, numbers, sums, products, powers and ``exp log tanh erf sin cos``; indicators and
 deltas of index arithmetic are constants for each entry) and, for each entry, not
 identically zero; the zero set of such a function has measure zero. Identically zero
-is ruled out by a draw where the entry is clearly nonzero. A ``u`` that is only
+is ruled out *symbolically, for every size and every entry* (``nonzero_null``), never by
+draws, which see only the sampled sizes (``(b - 40)(b - 41) x[b]`` is identically 0 at
+``b = 40, 41``, entries that exist only from ``n = 42``): ``u``'s normal form, or one of its
+partial derivatives of order one or two in input entries it reads (the kernel's
+derivative), is one integer polynomial in indices and sizes that the size oracle shows
+nonzero over their ranges times input entries (to whole powers) and positive atoms
+(``_one_term_shown``); what that does not show is refused. ``x[i]``, a dense layer's
+``(x W)[i, k]`` (partial ``W[e, k]``), ``(b + 1) x[b]`` pass; ``(b - 40)(b - 41) x[b]`` is
+refused. The draws still run (a condition failing at a random input excludes a region).
+A ``u`` that is only
 piecewise analytic (an indicator of real data, a max, integer data, an opaque
 function) can vanish on a whole region: ``sum_c relu(c - x^2)`` is 0 wherever
 ``|x| > sqrt(max c)``, far from any input a sample would draw, and a backward wrong just
@@ -23,7 +32,7 @@ positive terms times a mask whose rows are assumed to have a true entry,
 of an attention sink's ``max(m, sink)``) or boolean masks is covered by real-analytic
 pieces (``analytic_pieces``: a maximum is attained, so the zero set of ``a - max_j b_j``
 lies in the union of those of ``a - b_j``; a mask is 0 or 1), each of which must be
-analytic and not identically zero.
+analytic and not identically zero (``nonzero_null``, each piece).
 
 A ``u > 0`` condition is off ties (``3/2 - #{b: x_b = max x} > 0``, ``tie_count``) or
 bounds a base (of a log, a fractional power). Off ties, what it compares must be
@@ -45,8 +54,10 @@ two ``b``) are refused, as is whatever the criterion cannot show. The condition 
 importer's row maximum of a -inf mask is attained once, which the kernel writes with the
 mask's cases multiplied out, is recognized by normal form (``tie_cover``): with the
 mask's rows assumed alive only unmasked entries attain it, and their pairs are shown apart
-as above. (A vector's pairwise distinct entries, an argsort's condition, fail at every
-input if two agree identically, so its draws show it, but only at the sizes sampled.)
+as above. A vector's pairwise distinct entries (an argsort's condition,
+``n + 1/2 - #{(c, d): s_c = s_d} > 0``) fail at every input if two agree identically, which
+draws show only at the sizes sampled (keys ``(b - 40)(b - 41) x[b]`` tie from ``n = 42``): its
+pairs ``s_c - s_d`` (``pair_cover``) are shown apart by ``ties_null`` too, else refused.
 A base's bound is accepted only where it is shown positive for every input
 (``positive_base``: by the kernel's sign rules, case by case over its indicators; or a
 masked sum of positive terms whose rows are assumed alive): nothing shows that it fails only
@@ -221,6 +232,31 @@ def tie_cover(t: T.Term, alive: dict | None = None) -> list | None:
             return None
         return [(p, b, c) for p in cover]
     return None
+
+
+def pair_cover(t: T.Term) -> list | None:
+    """For a count condition ``n + 1/2 - sum_{c, d} [s_c - s_d >= 0] [s_d - s_c >= 0] > 0``
+    (a vector's entries pairwise distinct: only the ``n`` diagonal pairs tie; the kernel's
+    condition for an argsort's derivative): ``(p, c, d)`` triples whose zero sets, at the
+    entries ``c != d``, cover where it fails (the ``analytic_pieces`` of ``s_c - s_d``);
+    None when ``t`` is no such condition or the pieces are not real-analytic."""
+    count = tie_count(t)
+    if count is None or not isinstance(count.body, T.Sum):
+        return None
+    c, d, body = count.idx, count.body.idx, count.body.body
+    factors = body.terms if isinstance(body, T.Mul) else (body,)
+    if len(factors) != 2 or c.size != d.size or not all(isinstance(f, T.RealCond) and f.rel in (">=", "<=")
+                                                       for f in factors):
+        return None
+    diff, other = (f.t if f.rel == ">=" else T.Num(-1) * f.t for f in factors)     # [diff >= 0] [other >= 0]
+    if not (_same(other, T.Num(-1) * diff) and _same(t, T.IntVal(c.size) + T.Num(Fraction(1, 2)) - count)):
+        return None
+    if not (diff.free_idx - t.free_idx <= {c, d}) or {c, d} & t.free_idx:
+        return None
+    cover = analytic_pieces(diff)
+    if cover is None or any(piecewise_part(p) is not None for p in cover):
+        return None
+    return [(p, c, d) for p in cover]
 
 
 def _subterms(u: T.Term, keep, seen=None):
@@ -595,9 +631,29 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
             if bad is not None and (cover := analytic_pieces(c.term)) is not None \
                     and all(piecewise_part(p) is None for p in cover):
                 bad, pieces[c] = None, cover
+            if bad is None and not shown:
+                # not identically zero, for every size and every entry: shown symbolically
+                # (nonzero_null), never by draws, which see only the sampled sizes
+                for p in pieces.get(c, [c.term]):
+                    if (why := nonzero_null(p)) is not None:
+                        what = ("one of the analytic pieces covering its zero set (a maximum replaced by one of "
+                                "its entries, a mask by 0 or 1)" if c in pieces else "it")
+                        return (f"the side condition {c} is not shown to fail only on a set of measure zero: "
+                                f"{what} may be identically zero at some entry, at some size ({why})")
         elif tie_count(c.term) is not None:
             bad = tie_piecewise_part(c.term)
-            if bad is None and _about_extremum(c.term):
+            if bad is None and not _about_extremum(c.term):
+                # a vector's pairwise distinct entries (an argsort's condition): an identical
+                # pair fails it at every input, but draws see only the sampled sizes; so each
+                # pair is shown apart symbolically, for every size (ties_null)
+                if (cover := pair_cover(c.term)) is None:
+                    return (f"the side condition {c} (pairwise distinct entries) is not shown to fail only on a "
+                            "set of measure zero: its pairs do not split into real-analytic differences that "
+                            "could be shown apart")
+                if (why := ties_null(cover)) is not None:
+                    return (f"the side condition {c} (pairwise distinct entries) is not shown to fail only on a "
+                            f"set of measure zero: two of its entries may agree identically, at some size ({why})")
+            elif bad is None:
                 # the count of a maximum's maximizers: an identical pair of entries makes
                 # it fail only where the pair attains the maximum, which may be a region no
                 # draw reaches, and only at sizes no plan samples; so every pair is shown
@@ -723,23 +779,39 @@ def _offset(e: Poly, b, c, own):
 def _partial_shown(nz, u, x, e, b, c, own) -> bool:
     """Whether ``d u / d x[E]`` is shown not identically zero at ``b != c``, ``E`` being the
     read ``e`` with its bound indices made fresh free ones (over non-empty ranges)."""
+    du = _partial(nz, u, x, e, own | {b, c})
+    apart = {Poly.sym(b) - Poly.sym(c), Poly.sym(c) - Poly.sym(b)}
+    return du is not None and _one_term_shown(du, apart)
+
+
+def _partial(nz, u, x, e, own):
+    """``d u / d x[E]`` in normal form, ``E`` the read ``e`` with its indices other than
+    ``own`` made fresh free ones over non-empty ranges and inside ``x``'s shape; None when
+    that is not so, or the derivative needs conditions of its own."""
     from verigrad.kernel.derivative import derivative
-    from verigrad.kernel.normal import DeltaA, EntryA, IntA
     fresh = {}
-    for v in sorted(set().union(*(q.index_vars() for q in e)) - own - {b, c}, key=lambda v: v.skey):
+    for v in sorted(set().union(*(q.index_vars() for q in e)) - set(own), key=lambda v: v.skey):
         if not nonneg(v.size - 1):
-            return False
+            return None
         fresh[v] = Poly.sym(fresh_index(v.size, "e"))
     E = tuple(q.subst(fresh) for q in e)
     if not all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(E, x.shape)):
-        return False
+        return None
     try:
         du = derivative(nz, u, x, E)
     except Exception:  # noqa: BLE001 - no derivative: not shown
-        return False
-    if nz.conds:
-        return False
-    apart = {Poly.sym(b) - Poly.sym(c), Poly.sym(c) - Poly.sym(b)}
+        return None
+    return None if nz.conds else du
+
+
+def _one_term_shown(du, apart=frozenset()) -> bool:
+    """Whether the normal form ``du`` is shown not identically zero, for every value of its
+    indices and every size: dropping the terms with a delta of ``apart`` (0 there), it is
+    ``P * m``, one integer polynomial ``P`` in indices and sizes that the size oracle shows
+    nonzero over their ranges (``P`` or ``-P`` at least 1) times one product ``m`` of
+    factors none identically zero: real input entries inside their shapes, to whole powers,
+    and atoms the kernel shows positive."""
+    from verigrad.kernel.normal import DeltaA, EntryA, IntA
     groups: dict = {}           # the product of non-polynomial factors -> its polynomial coefficient
     for m, k in du.terms:
         if any(isinstance(a, DeltaA) and a.p in apart for a, _ in m.factors):
@@ -768,14 +840,94 @@ def _partial_shown(nz, u, x, e, b, c, own) -> bool:
     (key, P), = live.items()
     if not (positive(P) or positive(-P)):
         return False
-    for a, _ in key:
+    for a, n in key:
         if isinstance(a, EntryA):
-            if not (isinstance(a.var, T.Var) and "integer" not in a.var.facts
+            if not (isinstance(a.var, T.Var) and "integer" not in a.var.facts and Fraction(n).denominator == 1
                     and all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(a.idx, a.var.shape))):
                 return False
         elif not a.positive:
             return False
     return True
+
+
+# -- a nonzero condition not identically zero at every size ------------------------------------
+
+PARTIAL_LIMIT = 32      # derivatives taken, at most, to show one piece of a nonzero condition not identically zero
+
+
+def nonzero_null(p: T.Term) -> str | None:
+    """None when the real-analytic ``p`` (a ``!= 0`` condition, or one of its
+    ``analytic_pieces``) is shown not identically zero as a function of the real inputs,
+    for every value of its free indices and every size (so it vanishes only on a null
+    set); else why not. Sampled sizes could never show this: ``(b - 40)(b - 41) x[b]`` is
+    identically 0 at ``b = 40, 41``, entries that exist only from ``n = 42``.
+
+    A sufficient criterion, shown symbolically: ``p``'s normal form (the kernel's, an
+    untrusted use of a sound procedure, with no condition of its own), or one of its
+    partial derivatives of order one or two in input entries it reads (the kernel's
+    derivative; a bound index of the entry made a fresh free one over a range shown
+    non-empty, so the entry is one ``p`` truly reads), is ``P * m`` as ``_one_term_shown``
+    says: one integer polynomial in indices and sizes that the size oracle shows nonzero
+    over their whole ranges times input entries and positive atoms. A partial derivative
+    not identically zero makes ``p`` not identically zero on any open set."""
+    from verigrad.kernel.normal import EntryA, Normalizer
+
+    def start():
+        nz = Normalizer()
+        try:
+            u = nz.norm(p, ())
+        except Exception:  # noqa: BLE001 - not normalized: not shown
+            return nz, None
+        return nz, (None if nz.conds else u)
+
+    nz, u = start()
+    if u is None:
+        return f"{p} has no normal form here without conditions of its own"
+    if _one_term_shown(u):
+        return None
+    own = frozenset(p.free_idx)
+    budget = [PARTIAL_LIMIT]
+
+    def reads(w):
+        out, opaque = [], set()
+        for a in _nf_atoms(w):
+            if isinstance(a, EntryA):
+                out.append((a.var, a.idx))
+            else:
+                opaque |= a.tvars.difference(*(x.tvars for x in _atom_args(a) if hasattr(x, "tvars")))
+        return sorted({(x, e) for x, e in out if isinstance(x, T.Var) and "integer" not in x.facts
+                       and x not in opaque}, key=lambda xe: (xe[0].skey, [q.skey for q in xe[1]]))
+
+    def shown(w, depth):
+        nonlocal nz, u
+        for x, e in reads(w):
+            if budget[0] <= 0:
+                return False
+            budget[0] -= 1
+            du = _partial(nz, w, x, e, own | _free_of(w))
+            if du is None:
+                if nz.conds:        # a derivative needing conditions: start afresh for the others
+                    nz, u = start()
+                    if u is None or depth:
+                        return False
+                    w = u
+                continue
+            if not du.terms:
+                continue
+            if _one_term_shown(du) or depth == 0 and shown(du, 1):
+                return True
+        return False
+
+    if shown(u, 0):
+        return None
+    return (f"{p} is not shown other than identically zero at every size: neither it nor a partial derivative "
+            "in an input entry it reads is one integer polynomial in indices and sizes shown nonzero times input "
+            "entries and positive atoms")
+
+
+def _free_of(w) -> frozenset:
+    """The index variables free in the normal form ``w``."""
+    return frozenset(getattr(w, "ivars", ()) or ())
 
 
 def _atom_args(a):
