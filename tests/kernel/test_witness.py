@@ -97,6 +97,24 @@ def test_conditions_restrict_the_values():
     assert verdict(Pow(Pow(x[i], 2), HALF), x[i], [Condition("positive", x[i])])[0] == "checked"
 
 
+def test_a_condition_that_holds_only_by_rounding_does_not_count():
+    """``u0 = s * (1/10 + 2/10)`` and ``u1 = s * 3/10`` are one real number, so the count of
+    the entries at their maximum is 2 and ``3/2 - count > 0`` holds nowhere: the false
+    ``0 = 1`` under it is vacuously true. In floats ``0.1 + 0.2 > 0.3``, and read exactly
+    the comparisons count 1 wherever s > 0."""
+    u0, u1 = s * (Num(Fraction(1, 10)) + Num(Fraction(2, 10))), s * Num(Fraction(3, 10))
+    count = RealCond(u0 - u1, ">=") + RealCond(u1 - u0, ">=")
+    tie = Condition("positive", Num(Fraction(3, 2)) - count)
+    assert verdict(Num(0), Num(1), [tie])[0] != "failed"
+
+
+def test_a_condition_with_comparisons_that_hold_past_rounding_still_restricts_and_checks():
+    """``sqrt(s^2) = -s`` is false wherever ``s > 0`` holds: the draws past rounding count."""
+    above = Condition("positive", RealCond(s, ">") - Num(HALF))
+    assert verdict(Pow(Pow(s, 2), HALF), -s, [above])[0] == "failed"
+    assert verdict(Pow(Pow(s, 2), HALF), s, [above])[0] == "checked"
+
+
 def test_the_variables_facts_are_respected():
     p = Var("p", (), ("positive",))
     assert verdict(Pow(Pow(p, 2), HALF), p)[0] == "checked"

@@ -53,8 +53,12 @@ def _children(t):
 
 
 class Vectorized:
-    def __init__(self, sizes: dict, values: dict, batch: int | None = None):
-        self.sizes, self.values, self.batch = sizes, values, batch
+    """``slack``: a real comparison ``[x rel 0]`` is read as ``[x rel slack]`` for ``>``/``>=``
+    and ``[x rel -slack]`` for ``<``/``<=``: with a small positive slack an indicator is 1
+    only where it holds beyond rounding, with a negative one wherever it may hold."""
+
+    def __init__(self, sizes: dict, values: dict, batch: int | None = None, slack: float = 0.0):
+        self.sizes, self.values, self.batch, self.slack = sizes, values, batch, slack
         self.cache: dict = {}
         self._made: list = []    # keys of the cache entries read at index arrays, in order
 
@@ -200,8 +204,8 @@ class Vectorized:
             r = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t.rel]
             return np.asarray(r, dtype=np.float64)
         if isinstance(t, T.RealCond):
-            x = np.asarray(at(t.t, idx))
-            return {"<": x < 0, "<=": x <= 0, ">": x > 0, ">=": x >= 0}[t.rel].astype(np.float64)
+            x, e = np.asarray(at(t.t, idx)), self.slack
+            return {"<": x < -e, "<=": x <= -e, ">": x > e, ">=": x >= e}[t.rel].astype(np.float64)
         if isinstance(t, IntEq):
             return np.asarray(np.asarray(at(t.t)) == self.ival(t.p, env), dtype=np.float64)
         if isinstance(t, Argsort):

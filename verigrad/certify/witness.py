@@ -24,8 +24,10 @@ What is checked, for ``hyps |- lhs = rhs`` under ``conds``:
   takes the value of ``t``; a statement with another kind of hypothesis is skipped;
 - conditions: a draw counts only where every condition holds, for every value of its
   free indices, with a margin (``nonzero``/``offkink``: ``|t| > 1e-3``; ``positive``:
-  ``t > 1e-3``: a finite difference must not straddle a kink); ``smooth`` is not
-  checked. Draws are redrawn a few times when too few satisfy them.
+  ``t > 1e-3``: a finite difference must not straddle a kink), and holds still with each
+  comparison inside it read ``SLACK`` past 0 either way (a count of a maximum's
+  maximizers, ``3/2 - #{b: u(b) >= max u} > 0``, must not hold by a rounding error where
+  two entries tie exactly); ``smooth`` is not checked. Draws are redrawn a few times when too few satisfy them.
 
 A draw mismatches where an entry differs by more than ``RTOL * max(1, |lhs|, |rhs|)``
 (entries the finite differences mark unreliable, NaN, and non-finite ones are ignored).
@@ -61,6 +63,7 @@ from .vectorized import _BATCH, Vectorized
 RTOL = 1e-5          # relative tolerance (of max(1, |a|, |b|)) without derivatives
 RTOL_DERIV = 1e-4    # with finite-difference derivatives in the statement
 MARGIN = 1e-3        # a condition t != 0 / t > 0 must hold with this margin
+SLACK = 1e-7         # ... and with each comparison [u rel 0] in it moved by this much either way
 DRAWS = 3            # value draws per size assignment (three times that with integer data)
 ROUNDS = 3           # rounds of draws while too few satisfy the hypotheses and conditions
 NODE_CAP = 800       # statements with more distinct subterms are skipped ("large")
@@ -212,6 +215,7 @@ class _Point:
     def __init__(self, th, lhs, rhs, conds, defs, nodes, rng):
         self.th, self.lhs, self.rhs, self.conds, self.defs, self.rng = th, lhs, rhs, conds, defs, rng
         self.tol = RTOL_DERIV if any(isinstance(t, T.Deriv) or isinstance(t, T.Vjp) for t in nodes) else RTOL
+        self.compares = bool(conds) and any(isinstance(t, T.RealCond) for t in nodes)
         free = set()        # the statement's variables (not the params an At binds)
         for t in [lhs, rhs, *(t for _, t in conds), *(t for _, t in defs)]:
             free |= {a for a in t.atoms if isinstance(a, T.Var)}
@@ -263,6 +267,11 @@ class _Point:
                         self.deadline)
         for (kind, _), val in zip(self.conds, out[2:]):
             valid &= _holds(kind, val)
+        if self.compares:       # ... and with every comparison inside them read both ways past rounding
+            for slack in (SLACK, -SLACK):
+                vals = _evaluate([t for _, t in self.conds], sizes, values, functions, batch, self.deadline, slack)
+                for (kind, _), val in zip(self.conds, vals):
+                    valid &= _holds(kind, val)
         where = [_mismatch(out[0][b], out[1][b], self.tol) if valid[b] else None for b in range(batch)]
         return valid, where, values, out
 
@@ -308,10 +317,11 @@ class _TooSlow(Exception):
     """The statement's deadline passed."""
 
 
-def _evaluate(terms, sizes, values, functions, batch, deadline=math.inf) -> list:
-    """Each term's value for a batch of draws (leading axis ``batch``)."""
+def _evaluate(terms, sizes, values, functions, batch, deadline=math.inf, slack=0.0) -> list:
+    """Each term's value for a batch of draws (leading axis ``batch``); ``slack`` as in
+    ``Vectorized`` (the entry-by-entry fallback reads comparisons exactly)."""
     try:
-        ev = _Batched(sizes, values, batch, functions, deadline)
+        ev = _Batched(sizes, values, batch, functions, deadline, slack=slack)
         return [np.asarray(ev.tensor(t), dtype=np.float64) for t in terms]
     except _Fallback:
         from .evaluate import evaluate_many
@@ -323,8 +333,8 @@ class _Batched(Vectorized):
     derivatives (central differences in each entry of the variable, all index values at
     once), ``At`` at a closed point, and opaque functions of closed arguments."""
 
-    def __init__(self, sizes, values, batch, functions, deadline=math.inf, clock=None):
-        super().__init__(sizes, values, batch)
+    def __init__(self, sizes, values, batch, functions, deadline=math.inf, clock=None, slack=0.0):
+        super().__init__(sizes, values, batch, slack)
         self.functions, self.deadline = functions, deadline
         self.clock = clock if clock is not None else [0]     # calls, shared with sub-evaluators
 
