@@ -45,6 +45,7 @@ from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly, nonneg
 
 from .pairing import subterms
+from .programs import over
 
 SIGMAS = 512        # index substitutions tried per argument
 KINDS = ("nonzero", "offkink", "positive")
@@ -95,8 +96,7 @@ class MathKinks:
         return self._args[var]
 
     def _over(self, t):
-        from .tie import _over
-        return _over(t, self.ind.term_m)
+        return over(t, self.ind.term_m)
 
     # -- a condition ----------------------------------------------------------------------
     def justify(self, c, rm) -> str | None:

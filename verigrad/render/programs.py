@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from verigrad.kernel import Num, Term, Var
+from verigrad.kernel import Num, Term, Var, subst
 
 from verigrad.certify.vectorized import Vectorized
 
@@ -182,3 +182,10 @@ def jaxpr_program(closed, inputs) -> Program:
 
 
 __all__ = ["Program", "Value", "stablehlo_program", "jaxpr_program", "f32"]
+
+
+def over(t: Term, term: dict) -> Term:
+    """``t`` with each value in it replaced by its term over the cuts (``term``, a value's
+    whole definition down to the program's inputs and cut values)."""
+    mapping = {a: term[a] for a in t.atoms if a in term and term[a] is not a}
+    return subst(t, mapping) if mapping else t

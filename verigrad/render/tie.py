@@ -86,7 +86,7 @@ from verigrad.kernel import Add, Failure, Lamda, RealCond, Term, Theorem, Var, p
 
 from .kinks import MathKinks
 from .pairing import close, pair
-from .programs import Program, Value
+from .programs import Program, Value, over
 from verigrad.errors import VerigradError
 
 POSITIVE = ("opt_state", "lr", "bias_correction1", "bias_correction2")
@@ -273,7 +273,7 @@ class _Induction:
 
     def result(self, name: str, rt, rm) -> ResultTie:
         """Prove ``rt = rm`` over cuts, then every obligation of every cut it rests on."""
-        top = Obligation(_over(rt, self.term_t), _over(rm, self.term_m), f"result {name}")
+        top = Obligation(over(rt, self.term_t), over(rm, self.term_m), f"result {name}")
         cone, stack = set(), list(self.cuts(top.lhs) | self.cuts(top.rhs))
         while stack:
             c = stack.pop()
@@ -368,14 +368,9 @@ def _expand(program: Program, cut: dict):
     ``term`` what its users see (the cut's variable, or ``defn`` inlined)."""
     term, defn = {}, {}
     for v in program.values:
-        defn[v.var] = _over(v.definition, term)
+        defn[v.var] = over(v.definition, term)
         term[v.var] = cut.get(v.var, defn[v.var])
     return term, defn
-
-
-def _over(t, term: dict):
-    mapping = {a: term[a] for a in t.atoms if a in term and term[a] is not a}
-    return subst(t, mapping) if mapping else t
 
 
 def _value(t, env) -> np.ndarray:
