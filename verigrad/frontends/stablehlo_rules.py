@@ -193,13 +193,23 @@ def indicator(t, rel):
 
 
 def maximum(a, b):
-    d = sub(a, b)
-    return add(b, d * indicator(d, ">"))
+    """``a [a - b > 0] + b [a - b <= 0]``: exact at every real pair, ties included, and
+    the jaxpr importer's reading of ``max`` term for term, so the render tie proves a
+    text's ``maximum`` equal to the math's without a side condition ``a - b != 0`` (the
+    kernel does not identify ``[u <= 0]`` with ``1 - [u > 0]`` except off the kink, and
+    a kink of relu outputs, a max pool's, is 0 on an open set: RT-29)."""
+    return _picked(a, b, ">", "<=")
 
 
 def minimum(a, b):
+    """``a [a - b < 0] + b [a - b >= 0]`` (the jaxpr importer's ``min``)."""
+    return _picked(a, b, "<", ">=")
+
+
+def _picked(a, b, rel, other):
     d = sub(a, b)
-    return add(b, d * indicator(d, "<"))
+    out = a * indicator(d, rel)
+    return out if splat_value(b) == 0 else out + b * indicator(d, other)
 
 
 def nonzero(x):

@@ -29,6 +29,22 @@ is written over have their obligations proved, like those of the result's own co
 condition's values against the argument's, entry by entry); the guess needs no trust,
 a wrong one is a theorem the kernel does not give.
 
+Being a kink of the math is not enough: the exception set must also be null as a
+function of the inputs, or the kernel's theorem says nothing on a region that data and
+random draws may well reach (RT-29: a max pool of relu outputs compares
+``u = relu(h1) - relu(h2)``, which is 0 wherever both pre-activations are negative, an
+open set; an edit that fires where every pool pair ties was tied CHECKED). So an accepted
+condition is then written over the tie's inputs (each cut unfolded to its definition,
+down to the inputs; at most ``UNFOLD_LIMIT`` subterms) and checked as ``certify`` checks a
+certificate's conditions (``verigrad.certify.conditions.failing``, with no draws of its
+own: the tie's random point): a ``u != 0`` must be real-analytic, or covered by
+real-analytic pieces (a maximum replaced by its entries, a mask by 0 or 1), each shown not
+identically zero symbolically (``nonzero_null``); a maximum attained once must have its
+pairs shown apart (``ties_null``); a base shown positive. An indicator of real data in
+``u`` (a relu inside a pool's comparison) makes it piecewise: refused (``MathKinks.null``),
+and the result is UNKNOWN. The unedited nets tie with no side condition at all: the
+StableHLO importer reads ``maximum`` as the jaxpr importer reads ``max``, term for term.
+
 Not covered: an indicator of the math multiplied by a factor that is 0 at some of its
 indices still counts as a kink there.
 """
@@ -39,15 +55,17 @@ from fractions import Fraction
 
 import numpy as np
 
+from verigrad.certify.conditions import failing
 from verigrad.certify.vectorized import Vectorized
-from verigrad.kernel import Failure, Lamda, RealCond, Theorem
+from verigrad.kernel import Condition, Failure, Lamda, RealCond, Theorem, Var
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import Poly, nonneg
 
 from .pairing import subterms
-from .programs import over
+from .programs import dag_size, over
 
 SIGMAS = 512        # index substitutions tried per argument
+UNFOLD_LIMIT = 2000     # subterms of a condition written over the inputs, at most (the null check)
 KINDS = ("nonzero", "offkink", "positive")
 
 
@@ -63,6 +81,8 @@ class MathKinks:
         self._seen: dict = {}       # math value -> the math values it is computed from
         self._memo: dict = {}       # (condition, argument) -> whether the condition is that argument
         self._cones: dict = {}      # a math result -> its cone
+        self._null: dict = {}       # (kind, condition) -> why its exception set is not shown null, or None
+        self._unfolded: dict = {}   # cut -> its definition written over the inputs
 
     # -- the math's side ------------------------------------------------------------------
     def cone(self, term) -> frozenset:
@@ -108,6 +128,57 @@ class MathKinks:
         if rm not in self._cones:
             self._cones[rm] = self.cone(rm)
         return self._justify(c, self._cones[rm])
+
+    def null(self, c) -> str | None:
+        """None when the exception set of the side condition ``c`` (``u = 0`` of a
+        ``u != 0``; ``u <= 0`` of a ``u > 0``) is shown null as a function of the tie's
+        inputs, as ``certify`` shows a certificate's (``conditions.failing``, at the tie's
+        random point); else why not, in words. A kink of the math may vanish on an open
+        set (relu outputs compared by a max pool: both 0 wherever both pre-activations are
+        negative), where the kernel's tie says nothing."""
+        if c.kind not in KINDS:
+            return None
+        key = (c.kind, c.term)
+        if key not in self._null:
+            self._null[key] = self._shown_null(c)
+        return self._null[key]
+
+    def _shown_null(self, c) -> str | None:
+        t = self._over_inputs(c.term)
+        if t is None:
+            return (f"written over the inputs it has more than {UNFOLD_LIMIT} subterms, so its zero set was "
+                    "not examined")
+        env = self.ind.env
+        values = {a: np.asarray(env[a], dtype=np.float64) for a in t.atoms if isinstance(a, Var) and a in env}
+        try:
+            why = failing(_Conds(Condition(c.kind, t)), lambda sizes, rng: values, [{}], draws=1)
+        except Exception as e:  # noqa: BLE001 - a condition the checks cannot read: not shown
+            return f"it could not be examined as a function of the inputs ({type(e).__name__})"
+        return why
+
+    def _over_inputs(self, term):
+        """``term`` (over cuts) with every cut replaced by its definition, down to the
+        inputs; None past ``UNFOLD_LIMIT`` subterms."""
+        ind, memo = self.ind, self._unfolded
+        need, stack = set(), list(ind.cuts(term))
+        while stack:
+            a = stack.pop()
+            if a not in need and a not in memo:
+                need.add(a)
+                stack.extend(ind.cuts(ind.defn[a]))
+        for a in sorted(need, key=ind.pos.get):     # a definition reads earlier cuts only
+            d = ind.defn[a]
+            inner = {b: memo[b] for b in ind.cuts(d)}
+            if any(v is None for v in inner.values()):
+                memo[a] = None
+                continue
+            u = T.subst(d, inner) if inner else d
+            memo[a] = u if dag_size(u, UNFOLD_LIMIT) <= UNFOLD_LIMIT else None
+        inner = {b: memo[b] for b in ind.cuts(term)}
+        if any(v is None for v in inner.values()):
+            return None
+        u = T.subst(term, inner) if inner else term
+        return u if dag_size(u, UNFOLD_LIMIT) <= UNFOLD_LIMIT else None
 
     def _justify(self, c, cone) -> str | None:
         I = sorted(c.term.free_idx, key=lambda v: v.name)
@@ -210,6 +281,13 @@ class MathKinks:
                 if isinstance(th, Failure) or any((x.kind, x.term) not in ind.exceptions for x in th.conds):
                     return False        # a condition not accepted for a result of its own
         return True
+
+
+class _Conds:
+    """What ``conditions.failing`` reads of a theorem: its side conditions."""
+
+    def __init__(self, *conds):
+        self.conds = conds
 
 
 def _entry(t):

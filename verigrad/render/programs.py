@@ -189,3 +189,18 @@ def over(t: Term, term: dict) -> Term:
     whole definition down to the program's inputs and cut values)."""
     mapping = {a: term[a] for a in t.atoms if a in term and term[a] is not a}
     return subst(t, mapping) if mapping else t
+
+
+def dag_size(t: Term, limit: int) -> int:
+    """The number of distinct subterms of ``t``, counted up to just past ``limit``."""
+    seen, stack = set(), [t]
+    while stack and len(seen) <= limit:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        for a in x._args:
+            for b in (a if isinstance(a, tuple) else (a,)):
+                if isinstance(b, Term):
+                    stack.append(b)
+    return len(seen)

@@ -37,7 +37,11 @@ indicators (ReLU's ``x > 0``, a maximum's ``a - b > 0``, a mask), divisors or ma
 at the same indices (``verigrad.render.kinks``): there the math is a convention and the
 text may choose another. One that arises from an indicator only the text has (an
 edit's ``compare EQ`` of a target with 0.91, off ``y[0,0] - 91/100 != 0``) makes the
-result UNKNOWN, naming it. Nor may a condition be about an integer-valued
+result UNKNOWN, naming it. A kink of the math must also have a null exception set
+as a function of the inputs (``MathKinks.null``: the condition written over the inputs
+and checked as ``certify`` checks a certificate's): relu outputs compared by a max pool
+tie on the open set where both pre-activations are negative (RT-29), so such a
+condition makes the result UNKNOWN. Nor may a condition be about an integer-valued
 quantity (``[i - n < 0]`` read as ``[i - n <= 0]`` "off the kink ``i - n !=
 0``" is wrong wherever ``i = n``): each condition is evaluated at the random inputs,
 and one that takes only integer values there and fails somewhere makes the result
@@ -82,11 +86,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verigrad.certify.vectorized import Vectorized
-from verigrad.kernel import Add, Failure, Lamda, RealCond, Term, Theorem, Var, prove_equal, refl, subst
+from verigrad.kernel import Add, Failure, Lamda, RealCond, Theorem, Var, prove_equal, refl, subst
 
 from .kinks import MathKinks
 from .pairing import close, pair
-from .programs import Program, Value, over
+from .programs import Program, Value, dag_size, over
 from verigrad.errors import VerigradError
 
 POSITIVE = ("opt_state", "lr", "bias_correction1", "bias_correction2")
@@ -237,7 +241,7 @@ class _Induction:
         hit = self.cache.get(key)
         if hit is None:
             t = time.perf_counter()
-            size = _dag_size(ob.lhs, OBLIGATION_LIMIT) + _dag_size(ob.rhs, OBLIGATION_LIMIT)
+            size = dag_size(ob.lhs, OBLIGATION_LIMIT) + dag_size(ob.rhs, OBLIGATION_LIMIT)
             if size > OBLIGATION_LIMIT:
                 # Values of the text with no counterpart in the math are inlined into their
                 # users: past an edit, one obligation can hold the rest of the step, which
@@ -297,6 +301,11 @@ class _Induction:
                                      f"{self.condition(c)}, which is no kink of the certified math (not the argument "
                                      "of one of its indicators, divisors or maxima, by the kernel): an exception "
                                      "only the text makes", len(todo))
+                if self.kinks is not None and (why := self.kinks.null(c)) is not None:
+                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under the side condition "
+                                     f"{self.condition(c)}, a kink of the certified math whose exception set is not "
+                                     f"shown null as a function of the inputs, where the tie says nothing: {why}",
+                                     len(todo))
                 conditions.add(self.condition(c))
                 self.exceptions.setdefault((c.kind, c.term), c)
         return ResultTie(name, "CHECKED", obligations=len(todo), conditions=sorted(conditions))
@@ -346,21 +355,6 @@ class _Induction:
             stack.extend(ops)
         combining = [v for v in frontier if any(a in self.cut for a in values[v].definition.atoms)]
         return values[min(combining or frontier, key=self.pos.get)] if frontier else None
-
-
-def _dag_size(t, limit: int) -> int:
-    """The number of distinct subterms of ``t``, counted up to just past ``limit``."""
-    seen, stack = set(), [t]
-    while stack and len(seen) <= limit:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        for a in x._args:
-            for b in (a if isinstance(a, tuple) else (a,)):
-                if isinstance(b, Term):
-                    stack.append(b)
-    return len(seen)
 
 
 def _expand(program: Program, cut: dict):
