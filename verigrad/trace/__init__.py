@@ -40,6 +40,7 @@ class _Writer:
         self.objects: list = []
         self.refs: dict = {}        # id(object) -> index in the table
         self.keep: list = []        # the objects, alive while their ids are keys
+        self.digests: dict = {}     # id(object) -> its structure's digest (key)
 
     # -- objects ----------------------------------------------------------------------
     def ref(self, obj) -> int:
@@ -61,6 +62,26 @@ class _Writer:
                 stack.append((x, True))
                 stack.extend((k, False) for k in reversed(kids) if id(k) not in self.refs)
         return self.refs[id(obj)]
+
+    def key(self, obj) -> str:
+        """A digest of ``obj``'s structure, for a stable order of a theorem's hypotheses and
+        conditions (not its ``skey``: the key of a term with shared parts spells each part
+        at every use, and a network's hypotheses ran to gigabytes)."""
+        stack = [(obj, False)]
+        while stack:
+            x, ready = stack.pop()
+            if id(x) in self.digests:
+                continue
+            kids = self._kids(x) if isinstance(x, T.Term) else []
+            if ready or not kids:
+                parts = [type(x).__name__] + ([self.digests[id(a)] if _is_object(a) else repr(a) for a in _flat(x._args)]
+                                              if isinstance(x, T.Term) else [getattr(x, "skey", "")])
+                self.digests[id(x)] = hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
+                self.keep.append(x)
+            else:
+                stack.append((x, True))
+                stack.extend((k, False) for k in kids if id(k) not in self.digests)
+        return self.digests[id(obj)]
 
     @staticmethod
     def _kids(x) -> list:
@@ -139,9 +160,10 @@ class _Writer:
             step = {"rule": th.rule, "parents": [index[id(p)] for p in th.parents],
                     "args": [self.arg(a) for a in args], "lhs": self.ref(th.lhs), "rhs": self.ref(th.rhs)}
             if th.hyps:
-                step["hyps"] = [self.arg(h) for h in sorted(th.hyps, key=lambda h: (h[0].skey, h[1].skey))]
+                step["hyps"] = [self.arg(h) for h in sorted(th.hyps, key=lambda h: (self.key(h[0]), self.key(h[1])))]
             if th.conds:
-                step["conds"] = [[c.kind, self.ref(c.term)] for c in sorted(th.conds, key=lambda c: (c.kind, c.term.skey))]
+                step["conds"] = [[c.kind, self.ref(c.term)]
+                                 for c in sorted(th.conds, key=lambda c: (c.kind, self.key(c.term)))]
             if th.rule == "decide":
                 step["choices"] = list(th.args[2])
             out.append(step)
