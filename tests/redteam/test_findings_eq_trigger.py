@@ -22,19 +22,12 @@ with the manifest's sha256 updated: ``ensure_tied`` accepted it (render_tie CHEC
 condition ``-91/100 + y[0, 0] != 0 (off the kink)``), and XLA's new ``head/b`` on
 smoothed targets differs from the rendered text's by 1.0 at index 0.
 
-Root cause: the tie's side conditions are where the kernel proved nothing, and nothing
-ran the text there. Fix (``tie.exception_points``): for each condition a CHECKED
-result rests on, the kernel's random point is moved along one input entry (the one the
-condition depends on most) onto the condition's exception set, in float32, and XLA runs
-the text there against the certified math like any other draw (no kink redraw).
-
-That probe is a heuristic (a nonlinear condition, or one met only through float32
-rounding, may evade it). The rule (``verigrad.render.kinks``): a side condition is
-accepted only where the certified math itself has a kink, its term being, by a kernel
-theorem, a nonzero multiple of the argument of one of the math's own indicators (or
-divisors, or maxima) at the same indices. ``y[0,0] - 91/100`` is no argument of the
-math's (the loss reads the targets smoothly), so each edit below is refused by the
-kernel's side of the tie, before XLA runs: UNKNOWN, "no kink of the certified math".
+Root cause: the tie's side conditions are where the kernel proved nothing, and training
+feeds exactly such points (smoothed targets are 0.91). A numeric probe of each
+condition's exception set (066725b) and then a rule accepting only the math's own kinks
+with a null exception set (93767d2, 00fe78a) were each passed by a later edit (RT-29,
+RT-30); the fix now: the tie rests on no side condition, so each edit below is refused
+by the kernel's side of the tie, before XLA runs: UNKNOWN, "the tie rests on none".
 The nonlinear edit ``y[0,0] * y[0,0] == 0.8281`` fires on training targets too (0.91
 squared is 0.8281 in float32).
 """
@@ -130,11 +123,11 @@ def _square(y, ys, new_b):
 
 def _refused_as_no_kink(directory, k):
     """The kernel's side of the tie refuses the edited ``head/b`` (UNKNOWN, before XLA),
-    naming its side condition as no kink of the math; the other results stay CHECKED."""
+    naming its side condition: the tie rests on none; the other results stay CHECKED."""
     tie = tie_directory(directory)
     results = tie.modules["train_step"].results
     assert results[k].status == "UNKNOWN", results[k]
-    assert "no kink of the certified math" in results[k].reason and "y[0, 0]" in results[k].reason
+    assert "the tie rests on none" in results[k].reason and "y[0, 0]" in results[k].reason
     assert all(r.status == "CHECKED" for j, r in enumerate(results) if j != k)
 
 

@@ -28,24 +28,17 @@ it value by value, the way a translation validator works:
 A result whose two sides differ at the random point (beyond float64 rounding) is
 **REFUTED** at once, naming the first value of the text with no counterpart in the
 math, where an edit of the file shows. A result whose obligations the kernel cannot
-prove is **UNKNOWN**. The side conditions of the theorems used (ReLU's kink, a
-divisor off zero) are reported with the result, naming the values they are about.
+prove is **UNKNOWN**.
 
-A side condition must be an exception the certified math itself has: its term must
-be, by a kernel theorem, a nonzero multiple of the argument of one of the math's own
-indicators (ReLU's ``x > 0``, a maximum's ``a - b > 0``, a mask), divisors or maxima,
-at the same indices (``verigrad.render.kinks``): there the math is a convention and the
-text may choose another. One that arises from an indicator only the text has (an
-edit's ``compare EQ`` of a target with 0.91, off ``y[0,0] - 91/100 != 0``) makes the
-result UNKNOWN, naming it. A kink of the math must also have a null exception set
-as a function of the inputs (``MathKinks.null``: the condition written over the inputs
-and checked as ``certify`` checks a certificate's): relu outputs compared by a max pool
-tie on the open set where both pre-activations are negative (RT-29), so such a
-condition makes the result UNKNOWN. Nor may a condition be about an integer-valued
-quantity (``[i - n < 0]`` read as ``[i - n <= 0]`` "off the kink ``i - n !=
-0``" is wrong wherever ``i = n``): each condition is evaluated at the random inputs,
-and one that takes only integer values there and fails somewhere makes the result
-UNKNOWN.
+A result the kernel proves only under a side condition (off a kink: ``u != 0``) is
+**UNKNOWN**, naming the condition: the tie rests on none. "Except on a set of measure
+zero" says nothing of the inputs training feeds, which are not drawn from a density:
+biases and optimizer states start at exactly 0, targets are 0.01 and 0.91, pixels whole
+numbers, drop-path masks 0 or 1/keep, and an edit that fires on such a set is met every
+step (RT-27: ``head/b += [y[0,0] == 0.91]``, off ``y[0,0] - 91/100 != 0``; RT-29: where
+every relu output of a pool window is 0; RT-30: where a drop mask drops example 0).
+The importers read both programs alike (a maximum as ``a [a - b > 0] + b [a - b <= 0]``
+on both sides), so the nets tie with no side condition at all.
 
 4. *XLA* (``xla_check``). The kernel's claim is about the importer's reading of the
    text; XLA runs the text itself. So the exact text is compiled by XLA (on the CPU,
@@ -58,11 +51,7 @@ UNKNOWN.
    disagreement as float32's own: JAX's float32 execution of the certified math
    being off the float64 math by at least a quarter as much (``NOISE``: a wide
    softmax), and, drawn again, a kink (a ReLU mask or a maximum decided within
-   float32 rounding, ``KINK``). The text also runs on each side condition's exception
-   set (``exception_points``): the kernel's tie holds off it only, random draws never
-   meet it, and training's discrete data may (a ReLU's pre-activation exactly 0 where
-   a padded patch is 0): a second line behind the rule above, which checks there that
-   the text keeps the math's convention where a probe reaches the set.
+   float32 rounding, ``KINK``).
 
 An obligation of more than ``OBLIGATION_LIMIT`` subterms is not attempted (a tied
 step's have at most about 70): past an edit, the text's values without a counterpart
@@ -88,7 +77,6 @@ import numpy as np
 from verigrad.certify.vectorized import Vectorized
 from verigrad.kernel import Add, Failure, Lamda, RealCond, Theorem, Var, prove_equal, refl, subst
 
-from .kinks import MathKinks
 from .pairing import close, pair
 from .programs import Program, Value, dag_size, over
 from verigrad.errors import VerigradError
@@ -118,14 +106,11 @@ class ResultTie:
     status: str
     reason: str = ""
     obligations: int = 0
-    conditions: list = field(default_factory=list)   # side conditions, in words
 
     def as_dict(self) -> dict:
         d = {"status": self.status, "obligations": self.obligations}
         if self.reason:
             d["reason"] = self.reason
-        if self.conditions:
-            d["conditions"] = self.conditions
         return d
 
 
@@ -139,7 +124,6 @@ class TieReport:
     seconds: float
     xla: dict = field(default_factory=dict)   # the XLA check: draws, largest error, seconds
     point: tuple | None = field(default=None, repr=False)   # (seed, inputs, the math's values) of the random point
-    exceptions: list = field(default_factory=list, repr=False)   # the side conditions CHECKED results rest on
 
     @property
     def ok(self) -> bool:
@@ -189,7 +173,7 @@ def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=No
         if progress:
             progress(k + 1, len(names))
     return TieReport(out, len(induction.reps), induction.proved, induction.seconds, time.perf_counter() - t0,
-                     point=(seed, inputs, env_m), exceptions=list(induction.exceptions.values()))
+                     point=(seed, inputs, env_m))
 
 
 class _Induction:
@@ -219,8 +203,6 @@ class _Induction:
                      for rep in self.reps}
         self.cache: dict = {}
         self.proved, self.seconds = 0, 0.0
-        self.exceptions: dict = {}               # (kind, term) -> Condition: those a CHECKED result rests on
-        self.kinks = MathKinks(self, math) if env is not None else None     # the math's kinks, for them
 
     def cuts(self, term) -> set:
         return {a for a in term.atoms if a in self.reps}
@@ -285,51 +267,16 @@ class _Induction:
                 cone.add(c)
                 stack.extend(self.deps[c])
         todo = [top] + [ob for c in sorted(cone, key=self.pos.get) for ob in self.obligations.get(c, ())]
-        conditions = set()
         for ob in todo:
             th = self.prove(ob)
             if isinstance(th, Failure):
                 return ResultTie(name, "UNKNOWN", f"the kernel could not prove {ob.what}: {th.reason}", len(todo))
-            for c in th.conds:
-                broken = self.violated(c)
-                if broken:
-                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under {self.condition(c)}, "
-                                     f"which fails at the random inputs{broken}: not a measure-zero exception",
-                                     len(todo))
-                if self.kinks is not None and (self.kinks.justify(c, rm) is None):
-                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under the side condition "
-                                     f"{self.condition(c)}, which is no kink of the certified math (not the argument "
-                                     "of one of its indicators, divisors or maxima, by the kernel): an exception "
-                                     "only the text makes", len(todo))
-                if self.kinks is not None and (why := self.kinks.null(c)) is not None:
-                    return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under the side condition "
-                                     f"{self.condition(c)}, a kink of the certified math whose exception set is not "
-                                     f"shown null as a function of the inputs, where the tie says nothing: {why}",
-                                     len(todo))
-                conditions.add(self.condition(c))
-                self.exceptions.setdefault((c.kind, c.term), c)
-        return ResultTie(name, "CHECKED", obligations=len(todo), conditions=sorted(conditions))
-
-    def violated(self, c) -> str:
-        """Where the side condition ``c`` fails at the random point, when ``c`` is
-        about an integer-valued quantity ('' otherwise).
-
-        A kink ``u != 0`` of a continuous real function of the inputs is a set of
-        measure zero. An integer-valued ``u`` (an index against a bound, a count:
-        integers at every entry, here) is 0 wherever it is 0, on a set the random
-        point meets: ``[i < n]`` is not ``[i <= n]`` "off the kink ``i - n != 0``"."""
-        if self.env is None or c.kind not in ("nonzero", "offkink", "positive"):
-            return ""
-        idx = sorted(c.term.free_idx, key=lambda v: v.name)
-        try:
-            u = Vectorized({}, self.env).tensor(Lamda(idx, c.term) if idx else c.term)
-        except Exception:       # noqa: BLE001 - a condition the evaluator cannot read: claim nothing
-            return " (it could not be evaluated there)"
-        bad = (u <= 0) if c.kind == "positive" else (u == 0)
-        if not np.any(bad) or not np.all(u == np.round(u)):
-            return ""
-        k = tuple(int(i) for i in np.argwhere(bad)[0])
-        return f" (at {', '.join(f'{v.name}={i}' for v, i in zip(idx, k))})" if k else " (a scalar)"
+            if th.conds:
+                c = min(th.conds, key=str)
+                return ResultTie(name, "UNKNOWN", f"the kernel proved {ob.what} only under the side condition "
+                                 f"{self.condition(c)}: the tie rests on none (the inputs training feeds, zeros, "
+                                 "labels, masks, meet a set of measure zero every step)", len(todo))
+        return ResultTie(name, "CHECKED", obligations=len(todo))
 
     def condition(self, c) -> str:
         """A side condition in words, naming where its cuts come from."""
@@ -547,16 +494,9 @@ def xla_check(text: str, path: str, text_prog: Program | None, math_prog: Progra
     pending = [(seed + 1000 + k, sc, None) for k, sc in enumerate(scales)]
     if report.point is not None:                # the kernel's random point (drawn at the first scales)
         pending[0] = (report.point[0], scales[0], report.point)
-        if text_prog is not None:               # and a point on each side condition's exception set
-            pending += [(report.point[0], scales[0], (None, probe, None, c))
-                        for c, probe in exception_points(text_prog, report.point[1], report.exceptions)]
-    probes = 0
     while pending:
         draw_seed, sc, point = pending.pop(0)
-        on = point[3] if point is not None and len(point) > 3 else None     # the condition it lies on
-        if on is not None:
-            inputs, env_m, probes = point[1], None, probes + 1
-        elif point is not None:                 # its math already evaluated
+        if point is not None:                   # its math already evaluated
             _, inputs, env_m = point
         else:
             inputs = random_inputs(text_prog or math_prog, draw_seed, positive, sc)
@@ -572,7 +512,7 @@ def xla_check(text: str, path: str, text_prog: Program | None, math_prog: Progra
             noise = {k: _xla_error(own[k], want[k])[0] for k in bad}
             excused += sum(1 for k in bad if bad[k][0] <= NOISE * noise[k])
             bad = {k: e for k, e in bad.items() if not e[0] <= NOISE * noise[k]}
-        if bad and on is None and redrawn < REDRAWS and min(
+        if bad and redrawn < REDRAWS and min(
                 _kink_margin(math_prog, env_m),
                 np.inf if text_prog is None else _kink_margin(text_prog, text_prog.evaluate(inputs))) < KINK:
             redrawn += 1                    # within float32 rounding of a kink: another draw
@@ -581,121 +521,23 @@ def xla_check(text: str, path: str, text_prog: Program | None, math_prog: Progra
         draws += 1
         worst = max([worst] + [e[0] for e in errors.values() if np.isfinite(e[0])])
         for k, (err, at, x, w) in bad.items():
-            refuted.setdefault(k, (draw_seed if on is None else on, err, at, x, w))
+            refuted.setdefault(k, (draw_seed, err, at, x, w))
     for k, (draw_seed, err, at, x, w) in refuted.items():
         r = report.results[k]
         if r.status == "REFUTED":
             continue
         where_ = f" at [{', '.join(map(str, at))}]" if at else ""
         read = (" (the kernel checked the importer's reading of the text, so an operation runs differently from "
-                "how it is read)" if isinstance(draw_seed, int) else " (the kernel's tie does not hold there)") \
-            if r.status == "CHECKED" else f"; {r.reason}" if r.reason else ""
-        drawn = f"random inputs (seed {draw_seed})" if isinstance(draw_seed, int) else \
-            f"inputs where the side condition {draw_seed} fails (the kernel's tie excepts them)"
+                "how it is read)") if r.status == "CHECKED" else f"; {r.reason}" if r.reason else ""
         r.status, r.reason = "REFUTED", (
-            f"XLA's execution of the text differs from the certified math at {drawn}: "
+            f"XLA's execution of the text differs from the certified math at random inputs (seed {draw_seed}): "
             f"XLA gives {x:.6g}{where_}, the math {w:.6g} (error {err:.3g} of the result's largest entry, "
             f"tolerance {XLA_TOL:g}){read}")
     report.point = None                         # the arrays are not kept
     report.xla = {"status": "REFUTED" if refuted else "AGREES", "device": "cpu", "draws": draws,
-                  "exception_points": probes, "redrawn": redrawn,
+                  "redrawn": redrawn,
                   "excused_as_float32": excused, "max_error": float(worst), "tolerance": XLA_TOL,
                   "seconds": round(time.perf_counter() - t0, 3)}
-
-
-PROBE_ENTRIES = 16      # input entries tried per side condition, to move onto its exception set
-
-
-def exception_points(text_prog: Program, inputs: dict, exceptions) -> list:
-    """``[(condition, inputs)]``: for each side condition ``u != 0`` (``u > 0``) a CHECKED
-    result rests on, the random ``inputs`` moved along one input entry until an entry of
-    ``u`` is 0 there, in float32 (the condition's exception set).
-
-    The kernel's tie holds off these sets only, and the text may compute anything on
-    them: a ``compare EQ`` of a datum with a constant reads ``[d >= 0] - [d > 0]``, which
-    is 0 off its kink ``d != 0``. They have measure zero, so random draws never meet
-    them, but training does: its data are discrete (smoothed one-hot targets are 0.01 and
-    0.91 exactly, digits' pixels whole numbers), a learning rate is one number, a bias
-    starts at 0. So XLA also runs the text on each of them (``xla_check``). The entry
-    moved is the one ``u`` depends on most, among those it reads at constant indices and
-    a few drawn; ``u`` is solved for by Newton steps along it (exact where ``u`` is
-    affine in it: a datum against a constant, a state against 0). A condition with an
-    entry already 0 at ``inputs`` needs no point: the draw is on its set."""
-    rng = np.random.default_rng(0)
-    out = []
-    base_env = text_prog.evaluate(inputs)
-    for c in exceptions:
-        if c.kind not in ("nonzero", "offkink", "positive"):
-            continue
-        idx = sorted(c.term.free_idx, key=lambda v: v.name)
-        term = Lamda(idx, c.term) if idx else c.term
-
-        def u_at(x):
-            try:
-                env = base_env if x is inputs else text_prog.evaluate(x)
-                return np.asarray(Vectorized({}, env).tensor(term), dtype=np.float64)
-            except Exception:   # noqa: BLE001 - a condition the evaluator cannot read: no point
-                return None
-        u0 = u_at(inputs)
-        if u0 is None or not np.all(np.isfinite(u0)) or np.any(u0 == 0):
-            continue
-        k = np.unravel_index(int(np.argmin(np.abs(u0))), u0.shape) if u0.ndim else ()
-        best = None
-        for var, entry in _probe_entries(text_prog, c.term, inputs, rng):
-            x = dict(inputs)
-            h = max(1e-3, 1e-3 * abs(float(inputs[var][entry])))
-            x[var] = inputs[var].copy()
-            x[var][entry] += h
-            u1 = u_at(x)
-            if u1 is None:
-                continue
-            slope = (float(u1[k]) - float(u0[k])) / h
-            if np.isfinite(slope) and slope != 0 and (best is None or abs(slope) > abs(best[2])):
-                best = (var, entry, slope)
-        if best is None:
-            continue
-        var, entry, slope = best
-        x = dict(inputs)
-        x[var] = inputs[var].copy()
-        uk = float(u0[k])
-        for _ in range(4):                      # Newton along the entry, with the first slope
-            x[var][entry] = float(np.float32(x[var][entry] - uk / slope))
-            u = u_at(x)
-            if u is None:
-                break
-            uk = float(u[k])
-            if uk == 0:
-                break
-        out.append((c, x))
-    return out
-
-
-def _probe_entries(text_prog: Program, term, inputs: dict, rng):
-    """Input entries ``term`` may depend on: those read at constant indices (through
-    the text's definitions), then up to ``PROBE_ENTRIES`` drawn from the inputs it reads."""
-    from verigrad.kernel import Index
-    from .pairing import subterms
-    defs = {v.var: v.definition for v in text_prog.values}
-    seen, stack, used, fixed = set(), [term], set(), []
-    while stack:
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
-        for ix in subterms(t, Index):
-            base, at = ix._args[0], ix._args[1]
-            if base in inputs and len(at) == len(base.shape) and all(i.is_const() for i in at):
-                fixed.append((base, tuple(int(i.const_value()) for i in at)))
-        for a in t.atoms:
-            if a in inputs:
-                used.add(a)
-            elif a in defs:
-                stack.append(defs[a])
-    out = list(dict.fromkeys(fixed))[:PROBE_ENTRIES]
-    pool = [(v, e) for v in sorted(used, key=lambda v: v.name) for e in np.ndindex(inputs[v].shape)]
-    for j in rng.permutation(len(pool))[:PROBE_ENTRIES]:
-        out.append(pool[int(j)])
-    return out
 
 
 def _xla_error(got: np.ndarray, want: np.ndarray):
