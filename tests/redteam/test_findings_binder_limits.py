@@ -1,4 +1,5 @@
-"""Red team RT-R6 (open: a strict xfail): a binder built with its constructor,
+"""Red team RT-31 (fixed: a binder makes each limit's symbol an index of exactly its
+range, however it is written): a binder built with its constructor,
 ``Sum(body, [(i, size)])``, sums over the symbol's own domain and ignores the stated
 size, so ``verigrad verify`` reports a false theorem file proved (``--no-cache``, exit 0).
 
@@ -61,7 +62,6 @@ def test_the_statement_is_false():
     assert x[:1].sum() != x[:2].sum()
 
 
-@pytest.mark.xfail(strict=True, reason="RT-R6: a binder's constructor ignores its limit's size")
 def test_a_limit_size_other_than_the_domain_is_not_ignored(tmp_path, monkeypatch):
     own_cache(tmp_path, monkeypatch)
     path = tmp_path / "limits.py"

@@ -28,14 +28,12 @@ class Binder(Expr):
 
     @classmethod
     def make(cls, body, limits):
-        body, lims = _bind_symbols(body, limits)
-        return cls(body, lims)
+        return cls(body, limits)
 
     def __init__(self, body, limits):
-        body = as_expr(body)
-        lims = []
-        for sym, size in limits:
-            lims.append((sym, as_poly(size)))
+        # each limit's symbol made an index of exactly its range however the binder is
+        # written: Sum(x[i], [(i, 1)]) with i of domain [0, n) compiled over [0, n) (RT-31)
+        body, lims = _bind_symbols(body, [(sym, as_poly(size)) for sym, size in limits])
         super().__init__(body)
         self.limits = tuple(lims)
 
