@@ -1,0 +1,131 @@
+"""Red team (open: strict xfails, helper R1): ``Symbol`` accepts options that make a
+symbol's domain larger than the reals the kernel reasons about (or, for an integer,
+one that includes 0) and drops them without a word, so ``verigrad verify`` reports a
+theorem file proved whose statement is false for the symbol as declared
+(``--no-cache``, exit 0).
+
+Reproductions (each proved, exit 0)::
+
+    $ cat logexp.py
+    from verigrad.proof import *
+
+    @apply
+    def apply(x):
+        return Equality(log(exp(x)), x)
+
+    @prove
+    def prove(Eq):
+        x = Symbol.x(real=False)            # SymPy: x is not real
+        Eq << apply(x)
+        Eq << Eq[0].this.lhs.simplify()
+
+    $ verigrad verify --no-cache --steps logexp.py
+    logexp  proved
+             Eq[0]  proved   log(exp(x)) = x
+
+False at x = 2*pi*i: exp(2*pi*i) = 1, log(1) = 0. The same file with
+``Symbol.x(complex=True)`` is refused ("complex symbols: Func in log(exp(x)); a proof over
+C must use only ring operations", RT-16's check), but ``real=False`` is the default
+``real=True`` overwritten and ignored (``make_symbol`` never reads ``real``), so x is
+compiled as a real ``Var`` and no complex check runs.
+
+- ``Symbol.x(extended_real=True)`` (or ``finite=False``): ``x - x = 0`` proved, false at
+  x = oo (oo - oo is undefined; SymPy gives nan). ``make_symbol`` lists
+  ``extended_real``, ``finite``, ``hermitian``, ``given``, ``random`` as known and drops
+  them whatever their value.
+- ``n = Symbol.n(integer=True, nonnegative=True)`` used as a size: ``n/n = 1`` proved,
+  false at n = 0 (0/0). ``nonnegative`` is read only for tensors; an integer symbol
+  without a domain becomes a size >= 1 where it gives a shape. Declaring the same
+  domain as ``domain=[0, oo]`` is refused ("size symbol n ranges from 0; a size is at
+  least 1"), so the tool knows n = 0 is not a size: the option form loses it silently.
+
+Root: ``verigrad/proof/expressions/symbols.py`` (``make_symbol``): ``real``,
+``nonnegative``/``nonzero`` (for integers) and the "known" extra options are accepted and
+not acted on. Fix direction: refuse (ProofError) an option whose value widens the
+domain beyond what the symbol is compiled as (``real=False``, ``extended_real=True``,
+``finite=False``, ``hermitian`` without ``complex``, ``nonnegative``/``nonzero`` on an
+integer that becomes a size), or treat ``real=False`` as ``complex=True``.
+"""
+import pytest
+
+from _verify_files import own_cache, verify
+
+BODY = '''
+from verigrad.proof import *
+
+
+@apply
+def apply(x):
+    return Equality({lhs}, {rhs})
+
+
+@prove
+def prove(Eq):
+    {decl}
+    Eq << apply(x)
+{steps}'''
+
+
+def _file(tmp_path, name, lhs, rhs, decl, steps=()):
+    path = tmp_path / f"{name}.py"
+    path.write_text(BODY.format(lhs=lhs, rhs=rhs, decl=decl, steps="".join(f"    Eq << {s}\n" for s in steps)))
+    return path
+
+
+def test_the_statements_are_false():
+    import cmath
+    import math
+    z = 2j * math.pi                                 # not real
+    assert abs(cmath.log(cmath.exp(z)) - z) > 1      # log(exp(z)) = 0 != z
+    assert math.isnan(math.inf - math.inf)           # x - x at x = oo
+
+
+def test_complex_true_is_refused(tmp_path, monkeypatch):
+    """The control: the supported way to say 'not real' is refused for this statement."""
+    own_cache(tmp_path, monkeypatch)
+    path = _file(tmp_path, "logexp_c", "log(exp(x))", "x", "x = Symbol.x(complex=True)",
+                 ["Eq[0].this.lhs.simplify()"])
+    assert verify(path).status != "proved"
+
+
+@pytest.mark.xfail(strict=True, reason="helper R1: Symbol(real=False) is read as real; log(exp(x)) = x proved")
+def test_real_false_is_not_read_as_real(tmp_path, monkeypatch):
+    own_cache(tmp_path, monkeypatch)
+    path = _file(tmp_path, "logexp_nr", "log(exp(x))", "x", "x = Symbol.x(real=False)",
+                 ["Eq[0].this.lhs.simplify()"])
+    assert verify(path).status != "proved", "log(exp(x)) = x reported proved for x declared real=False"
+
+
+@pytest.mark.xfail(strict=True, reason="helper R1: Symbol(extended_real=True) is read as real; x - x = 0 proved")
+def test_extended_real_is_not_read_as_real(tmp_path, monkeypatch):
+    own_cache(tmp_path, monkeypatch)
+    path = _file(tmp_path, "xminusx_er", "x - x", "0", "x = Symbol.x(extended_real=True)")
+    assert verify(path).status != "proved", "x - x = 0 reported proved for an extended real x"
+
+
+@pytest.mark.xfail(strict=True, reason="helper R1: Symbol(finite=False) is read as real; x - x = 0 proved")
+def test_finite_false_is_not_read_as_real(tmp_path, monkeypatch):
+    own_cache(tmp_path, monkeypatch)
+    path = _file(tmp_path, "xminusx_inf", "x - x", "0", "x = Symbol.x(finite=False)")
+    assert verify(path).status != "proved", "x - x = 0 reported proved for an infinite x"
+
+
+@pytest.mark.xfail(strict=True, reason="helper R1: integer nonnegative=True becomes a size >= 1; n/n = 1 proved")
+def test_a_nonnegative_integer_is_not_a_size_from_one(tmp_path, monkeypatch):
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "n_over_n.py"
+    path.write_text(BODY.replace("apply(x)", "apply(n)").format(
+        lhs="n / n", rhs="1",
+        decl="n = Symbol.n(integer=True, nonnegative=True)\n    x = Symbol.x(shape=(n,), real=True)",
+        steps="    Eq << Eq[0].this.lhs.simplify()\n"))
+    assert verify(path).status != "proved", "n/n = 1 reported proved for n declared nonnegative (n = 0 allowed)"
+
+
+def test_domain_zero_to_oo_is_refused(tmp_path, monkeypatch):
+    """The control: the same domain written as ``domain=[0, oo]`` is refused."""
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "n_over_n_dom.py"
+    path.write_text(BODY.replace("apply(x)", "apply(n)").format(
+        lhs="n / n", rhs="1", decl="n = Symbol.n(domain=[0, oo], integer=True)",
+        steps="    Eq << Eq[0].this.lhs.simplify()\n"))
+    assert verify(path).status != "proved"
