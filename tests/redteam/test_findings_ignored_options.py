@@ -33,6 +33,10 @@ compiled as a real ``Var`` and no complex check runs.
   x = oo (oo - oo is undefined; SymPy gives nan). ``make_symbol`` lists
   ``extended_real``, ``finite``, ``hermitian``, ``given``, ``random`` as known and drops
   them whatever their value.
+- ``t = Symbol.t(real=True, domain=Interval(0, 1, integer=False))`` (a real in [0, 1]):
+  any ``domain`` makes an integer symbol (``real=True`` and the Interval's
+  ``integer=False`` ignored), here an index of {0, 1}, and
+  ``Sum[i:2](KroneckerDelta(i, t)) = 1`` is proved: false at t = 1/2 (both deltas 0).
 - ``n = Symbol.n(integer=True, nonnegative=True)`` used as a size: ``n/n = 1`` proved,
   false at n = 0 (0/0). ``nonnegative`` is read only for tensors; an integer symbol
   without a domain becomes a size >= 1 where it gives a shape. Declaring the same
@@ -40,11 +44,12 @@ compiled as a real ``Var`` and no complex check runs.
   least 1"), so the tool knows n = 0 is not a size: the option form loses it silently.
 
 Root: ``verigrad/proof/expressions/symbols.py`` (``make_symbol``): ``real``,
-``nonnegative``/``nonzero`` (for integers) and the "known" extra options are accepted and
-not acted on. Fix direction: refuse (ProofError) an option whose value widens the
+``nonnegative``/``nonzero`` (for integers), ``real`` with a ``domain``, and the "known"
+extra options are accepted and not acted on. Fix direction: refuse (ProofError) an option whose value widens the
 domain beyond what the symbol is compiled as (``real=False``, ``extended_real=True``,
 ``finite=False``, ``hermitian`` without ``complex``, ``nonnegative``/``nonzero`` on an
-integer that becomes a size), or treat ``real=False`` as ``complex=True``.
+integer that becomes a size, a real symbol with a domain; ``Interval(..., integer=False)``
+in ``domains.py``), or treat ``real=False`` as ``complex=True``.
 """
 import pytest
 
@@ -129,3 +134,15 @@ def test_domain_zero_to_oo_is_refused(tmp_path, monkeypatch):
         lhs="n / n", rhs="1", decl="n = Symbol.n(domain=[0, oo], integer=True)",
         steps="    Eq << Eq[0].this.lhs.simplify()\n"))
     assert verify(path).status != "proved"
+
+
+@pytest.mark.xfail(strict=True, reason="helper R1: a real symbol with an Interval domain becomes an integer index")
+def test_a_real_interval_domain_is_not_an_integer_range(tmp_path, monkeypatch):
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "delta_t.py"
+    body = BODY.replace("apply(x)", "apply(t)").replace("def apply(t):", "def apply(t):\n    i = Symbol.i(integer=True)")
+    path.write_text(body.format(
+        lhs="Sum[i:2](KroneckerDelta(i, t))", rhs="1",
+        decl="t = Symbol.t(real=True, domain=Interval(0, 1, integer=False))",
+        steps="    Eq << Eq[0].this.lhs.simplify()\n"))
+    assert verify(path).status != "proved", "Sum[i:2](KroneckerDelta(i, t)) = 1 reported proved for a real t in [0, 1]"
