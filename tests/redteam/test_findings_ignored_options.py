@@ -145,4 +145,5 @@ def test_a_real_interval_domain_is_not_an_integer_range(tmp_path, monkeypatch):
         lhs="Sum[i:2](KroneckerDelta(i, t))", rhs="1",
         decl="t = Symbol.t(real=True, domain=Interval(0, 1, integer=False))",
         steps="    Eq << Eq[0].this.lhs.simplify()\n"))
-    assert verify(path).status != "proved", "Sum[i:2](KroneckerDelta(i, t)) = 1 reported proved for a real t in [0, 1]"
+    assert verify(path).status != "proved", \
+        "Sum[i:2](KroneckerDelta(i, t)) = 1 reported proved for a real t in [0, 1]"
