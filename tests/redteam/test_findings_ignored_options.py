@@ -140,7 +140,8 @@ def test_domain_zero_to_oo_is_refused(tmp_path, monkeypatch):
 def test_a_real_interval_domain_is_not_an_integer_range(tmp_path, monkeypatch):
     own_cache(tmp_path, monkeypatch)
     path = tmp_path / "delta_t.py"
-    body = BODY.replace("apply(x)", "apply(t)").replace("def apply(t):", "def apply(t):\n    i = Symbol.i(integer=True)")
+    body = BODY.replace("apply(x)", "apply(t)")
+    body = body.replace("def apply(t):", "def apply(t):\n    i = Symbol.i(integer=True)")
     path.write_text(body.format(
         lhs="Sum[i:2](KroneckerDelta(i, t))", rhs="1",
         decl="t = Symbol.t(real=True, domain=Interval(0, 1, integer=False))",
