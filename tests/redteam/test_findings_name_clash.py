@@ -1,5 +1,5 @@
-"""Red team (open: a strict xfail, helper R1): a defined constant may share its name with a
-variable of the same statement, and both are printed by that bare name, so
+"""Red team (RT-34, helper R1; fixed): a defined constant could share its name with a
+variable of the same statement, and both were printed by that bare name, so
 ``verigrad verify`` shows ``x + x = x`` proved and ``verigrad check`` prints
 ``Lamda[j<n](x[j] + x[j]) = x`` PROVED (exit 0) for a real vector x: false at x = [1].
 
@@ -44,15 +44,29 @@ Fix direction: the printers give distinct objects of one name distinct spellings
 they do indices), or show a defined constant with its definition (RT-14's remaining
 direction); or the proof language refuses a definition named like another symbol of
 the statement.
+
+Fixed, both ways. The proof language refuses two different tensor symbols of one name
+in one statement (``statements.one_symbol_per_name``: its text shows symbols by bare
+name). The kernel printer, which ``verigrad check`` uses on any trace (a trace need not
+come from the proof language), names every distinct object once per display
+(``printing._display_names``: variables, defined constants, sizes, indices; the others
+primed, ``x + x' = x``), shows a claim's sides, hypotheses and conditions in one display,
+and says what its free names stand for, a defined constant's definition among them
+(``for n >= 1; x: real (n,); x' := ...``).
 """
+
 import json
 import subprocess
+from fractions import Fraction
 import sys
 
 import numpy as np
-import pytest
 
 from _verify_files import own_cache, verify
+from verigrad.kernel import define, prove_equal
+from verigrad.kernel import terms as T
+from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
+from verigrad.trace import write_trace
 
 BODY = '''
 from verigrad.proof import *
@@ -81,27 +95,65 @@ def test_the_statement_as_shown_is_false():
     assert not np.array_equal(x + x, x)
 
 
-@pytest.fixture
-def proved(tmp_path, monkeypatch):
+def test_verify_refuses_two_symbols_of_one_name(tmp_path, monkeypatch):
     own_cache(tmp_path, monkeypatch)
     path = tmp_path / "clash.py"
     path.write_text(BODY)
-    return verify(path)
+    rec = verify(path)
+    shown = {rec.display} | {s.display for s in rec.steps if s.kind == "goal"}
+    assert not (rec.status == "proved" and FALSE & shown), f"reported proved: {shown}"
+    assert rec.status == "failed" and "two different symbols are named x" in rec.reason, (rec.status, rec.reason)
 
 
-@pytest.mark.xfail(strict=True, reason="helper R1: a definition named like a variable: x + x = x verify-proved")
-def test_verify_does_not_show_x_plus_x_is_x_proved(proved):
-    shown = {proved.display} | {s.display for s in proved.steps if s.kind == "goal"}
-    assert not (proved.status == "proved" and FALSE & shown), f"reported proved: {shown}"
+def test_verify_still_proves_the_same_statement_with_two_names(tmp_path, monkeypatch):
+    """The neighbour: the definition named z, ``x + z = x`` is proved."""
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "no_clash.py"
+    path.write_text(BODY.replace("Symbol.x(definition", "Symbol.z(definition"))
+    rec = verify(path)
+    assert rec.status == "proved", (rec.status, rec.reason)
 
 
-@pytest.mark.xfail(strict=True, reason="helper R1: a definition named like a variable: check prints x + x = x PROVED")
-def test_check_does_not_print_x_plus_x_is_x_proved(proved, tmp_path):
-    assert proved.status == "proved" and proved.trace is not None
-    trace = tmp_path / "clash.trace.json"
-    trace.write_text(json.dumps(proved.trace))
+def _check(trace):
     done = subprocess.run([sys.executable, "-m", "verigrad.cli", "check", "--json", str(trace)],
                           capture_output=True, text=True, timeout=600)
-    verdicts = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    shown = [v.get("statement") for v in verdicts if v["status"] == "PROVED"]
-    assert not FALSE & set(shown), f"check: PROVED {shown}"
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_check_shows_a_constant_named_like_a_variable_apart(tmp_path):
+    """A kernel theorem ``Var x + Named(x, 0) = Var x`` (a trace needs no proof language):
+    check shows the constant primed and defined, never ``x + x = x``."""
+    n = SizeSym("n", 1)
+    x = T.Var("x", (Poly.sym(n),))
+    z, _ = define("x", T.Lamda((IndexVar("j", Poly.sym(n)),), T.Num(0)))
+    th = prove_equal(x + z, x)
+    trace = write_trace(tmp_path / "clash.trace.json", [("clash", th)])
+    (v,) = [v for v in _check(trace) if v["status"] == "PROVED"]
+    assert v["statement"] not in FALSE
+    assert v["statement"] == "x + x' = x", v
+    assert "x: real (n,)" in v["for"] and any(f.startswith("x' := ") for f in v["for"]), v["for"]
+
+
+def test_check_shows_one_display_for_both_sides(tmp_path):
+    """Two indices named i: shown side by side, each side in a display of its own named the
+    rhs's i as the lhs's: ``x[i]*0 + y[i'] = y[i]`` for a true ``... = y[i']``."""
+    n, m = SizeSym("n", 1), SizeSym("m", 1)
+    i1, i2 = IndexVar("i", Poly.sym(n)), IndexVar("i", Poly.sym(m))
+    x, y = T.Var("x", (Poly.sym(n),)), T.Var("y", (Poly.sym(m),))
+    lhs = T.Add((T.Mul((T.Num(0), T.Index(x, (Poly.sym(i1),)))), T.Index(y, (Poly.sym(i2),))))
+    th = prove_equal(lhs, T.Index(y, (Poly.sym(i2),)))
+    trace = write_trace(tmp_path / "two_i.trace.json", [("two_i", th)])
+    (v,) = [v for v in _check(trace) if v["status"] == "PROVED"]
+    (over_m,) = [f.split()[2] for f in v["for"] if f.startswith("0 <= ") and f.endswith("< m")]
+    (over_n,) = [f.split()[2] for f in v["for"] if f.startswith("0 <= ") and f.endswith("< n")]
+    assert {over_m, over_n} == {"i", "i'"}, v["for"]
+    assert v["statement"] == f"0*x[{over_n}] + y[{over_m}] = y[{over_m}]", v
+
+
+def test_check_says_what_a_variable_is(tmp_path):
+    """``sqrt(x^2) = x`` holds for a positive x only: check says so."""
+    x = T.Var("x", (), ("positive",))
+    th = prove_equal(T.Pow(T.Pow(x, 2), Fraction(1, 2)), x)
+    trace = write_trace(tmp_path / "pos.trace.json", [("pos", th)])
+    (v,) = [v for v in _check(trace) if v["status"] == "PROVED"]
+    assert v["statement"] == "sqrt(x^2) = x" and v["for"] == ["x: real, positive"], v

@@ -1,4 +1,4 @@
-"""Red team (open: a strict xfail, helper R1): total indexing is shown exactly as strict
+"""Red team (RT-33, helper R1; fixed): total indexing was shown exactly as strict
 indexing, so ``verigrad verify`` and ``verigrad check`` report ``x[-1] = 0`` PROVED for a
 real vector x (exit 0): false under Python's, NumPy's and JAX's reading of ``x[-1]``
 (the last entry), and a statement the proof language itself refuses to compile when
@@ -40,6 +40,11 @@ the one the kernel proved; here a reader cannot tell it from the false one.
 Fix direction: show a total read distinctly wherever it is printed (the proof language's
 text, the kernel printer and its LaTeX: e.g. ``x{-1}``, ``x[-1]?0`` or a ``pad(x)``
 notation), or refuse an out-of-range total index in the proof language's ``Indexed``.
+
+Fixed: a total read whose indices the kernel cannot show inside the shape (its own check
+of a strict read) is shown ``x[-1]?0`` ("entry -1, or 0") by the kernel printer, its
+LaTeX (``x_{-1}^{?0}``) and the proof language's text; one shown inside (where the two
+readings agree) still prints as ``x[i + 1]``.
 """
 import json
 import subprocess
@@ -84,7 +89,6 @@ def test_the_strict_reading_is_refused(tmp_path, monkeypatch):
     assert verify(path).status != "proved"
 
 
-@pytest.mark.xfail(strict=True, reason="helper R1: a total index is shown as strict: x[-1] = 0 verify-proved")
 def test_verify_does_not_show_x_minus_1_is_0_proved(tmp_path, monkeypatch):
     own_cache(tmp_path, monkeypatch)
     path = tmp_path / "last.py"
@@ -92,9 +96,9 @@ def test_verify_does_not_show_x_minus_1_is_0_proved(tmp_path, monkeypatch):
     rec = verify(path)
     shown = {rec.display, rec.statement} | {s.display for s in rec.steps} | {s.statement for s in rec.steps}
     assert not (rec.status == "proved" and SHOWN in shown), f"{SHOWN} reported proved ({shown})"
+    assert rec.status == "proved" and "x[-1]?0 = 0" in shown, (rec.status, shown)
 
 
-@pytest.mark.xfail(strict=True, reason="helper R1: a total index is printed as strict: check prints x[-1] = 0 PROVED")
 def test_check_does_not_print_x_minus_1_is_0_proved(tmp_path, monkeypatch):
     own_cache(tmp_path, monkeypatch)
     path = tmp_path / "last.py"
@@ -108,3 +112,22 @@ def test_check_does_not_print_x_minus_1_is_0_proved(tmp_path, monkeypatch):
     verdicts = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     shown = [v.get("statement") for v in verdicts if v["status"] == "PROVED"]
     assert SHOWN not in shown, f"check: PROVED {shown}"
+    assert shown == ["x[-1]?0 = 0"], shown
+
+
+def test_a_total_read_shown_inside_prints_as_a_strict_read():
+    """Where the kernel shows every index inside the shape, both readings agree and the read
+    prints plainly; off it (``x[n]``, ``x[i - 1]`` at i = 0) it carries the mark, in text
+    and LaTeX."""
+    from verigrad.kernel import terms as T
+    from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
+    from verigrad.report.printing import latex, text
+    n = SizeSym("n", 2)
+    x = T.Var("x", (Poly.sym(n),))
+    i = IndexVar("i", Poly.sym(n) - 1)
+    inside = T.Index(x, (Poly.sym(i) + 1,), total=True)
+    assert text(inside) == "x[i + 1]" and "?0" not in latex(inside)
+    for idx in (Poly.sym(n), Poly.sym(i) - 1):
+        t = T.Index(x, (idx,), total=True)
+        assert text(t).endswith("]?0") and latex(t).endswith("^{?0}"), (text(t), latex(t))
+    assert text(T.Pow(T.Index(x, (Poly.sym(n),), total=True), 2)) == "(x[n]?0)^2"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 
 from verigrad.kernel import Failure, KernelError, Term, Theorem, Var, prove_equal, vjp_statement
+from verigrad.report.printing import equation
+
 from . import counterexample
 from .certificate import Certificate
 
@@ -29,9 +31,9 @@ def certify_equal(name: str, lhs: Term, rhs: Term, argument: str = "lhs", using=
     found = counterexample.search(lhs, rhs, argument)
     seconds = time.perf_counter() - t0
     if isinstance(found, counterexample.Evidence):
-        return Certificate(name, "UNKNOWN", f"{lhs!r} = {rhs!r}", evidence=str(found), seconds=seconds,
+        return Certificate(name, "UNKNOWN", equation(lhs, rhs), evidence=str(found), seconds=seconds,
                            detail=str(res))
-    return Certificate(name, "REFUTED", f"{lhs!r} = {rhs!r}", counterexample=found, seconds=seconds,
+    return Certificate(name, "REFUTED", equation(lhs, rhs), counterexample=found, seconds=seconds,
                        detail=str(res))
 
 

@@ -218,12 +218,13 @@ def select(infos, patterns) -> list:
 # -- records from proof runs ----------------------------------------------------------------------
 
 def _text_pair(L, R):
-    return f"{L!r} = {R!r}"
+    from verigrad.report.printing import equation       # both sides in one display
+    return equation(L, R)
 
 
 def _latex_pair(L, R):
-    from verigrad.report.printing import latex
-    return f"{latex(L)} = {latex(R)}"
+    from verigrad.report.printing import equation_latex
+    return equation_latex(L, R)
 
 
 def record_of(res, info: TheoremInfo | None = None) -> TheoremRecord:

@@ -9,7 +9,29 @@ from __future__ import annotations
 from verigrad.kernel import terms as T
 
 from .errors import ProofError
-from .expressions import Number, as_expr, shape_str, weight_product, zeros
+from .expressions import Number, TensorSymbol, as_expr, shape_str, weight_product, zeros
+
+
+def one_symbol_per_name(*sides):
+    """Refuse two different tensor symbols of one name in one statement (RT-34): the
+    statement's text shows each by its bare name, so a variable ``x`` and a constant
+    defined as ``x`` (or two variables ``x`` of other shapes or facts) would read as one,
+    and ``x + z = x`` for ``z = Symbol.x(definition=ZeroMatrix(n))`` was shown proved as
+    ``x + x = x``."""
+    by_name, seen, stack = {}, set(), list(sides)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, TensorSymbol):
+            other = by_name.setdefault(e.name, e)
+            if other is not e and other.key != e.key:
+                what = lambda t: "a definition" if t.definition is not None else \
+                    f"a variable of shape {shape_str(t.shape)}" + (f" ({', '.join(t.facts)})" if t.facts else "")
+                raise ProofError(f"two different symbols are named {e.name} in one statement ({what(other)} and "
+                                 f"{what(e)}): they would read as one; give them different names")
+        stack.extend(getattr(e, "args", ()))
 
 
 class Statement:
@@ -35,6 +57,7 @@ class Statement:
 class Equality(Statement):
     def __init__(self, lhs, rhs):
         self.lhs, self.rhs = as_expr(lhs), as_expr(rhs)
+        one_symbol_per_name(self.lhs, self.rhs)
         if self.lhs.shape != self.rhs.shape:
             if self.rhs == Number(0):
                 self.rhs = zeros(self.lhs.shape)

@@ -48,8 +48,8 @@ def theorem_html(th) -> str:
 
 
 def pair_latex(lhs, rhs) -> str:
-    from .printing import latex
-    return f"{latex(lhs)} = {latex(rhs)}"
+    from .printing import equation_latex       # both sides in one display
+    return equation_latex(lhs, rhs)
 
 
 def statement_html(statement) -> str:

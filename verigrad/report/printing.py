@@ -11,9 +11,28 @@ from contextlib import contextmanager
 
 from verigrad.kernel import terms as T
 from verigrad.kernel.permutation import Argsort, IntDiv, IntEq
-from verigrad.kernel.sizes import Poly, poly_str, spell
+from verigrad.kernel.sizes import KernelError, Poly, SizeSym, poly_str, spell
 
 # Precedences: sum 1, product 2, unary minus 3, power 4, atom 5.
+
+
+def reads_inside(t: T.Index) -> bool:
+    """Whether every index of ``t`` is provably inside its axis, so that its total reading
+    (0 off the shape) and the strict one agree: the kernel's own check of a strict read
+    (``T.Index`` without ``total`` refuses an index it cannot show inside)."""
+    if not t.total:
+        return True
+    try:
+        T.Index(t.base, t.idx)
+    except KernelError:
+        return False
+    return True
+
+
+# A total read that may fall off the shape is shown ``x[i - 1]?0`` ("entry i - 1, or 0"):
+# printed as ``x[i - 1]`` it would read as Python's and NumPy's ``x[-1]`` (the last
+# entry) or as a strict read, and ``x[-1] = 0`` would be shown PROVED (RT-33).
+TOTAL_MARK, TOTAL_MARK_LATEX = "?0", r"^{?0}"
 
 
 def _num(v: Fraction) -> str:
@@ -64,7 +83,7 @@ def _rng(v) -> str:
 
 
 def _vname(v) -> str:
-    """An index's name in the open display (``_index_names``)."""
+    """An index's name in the open display (``_display_names``)."""
     return _frame[-1]["rename"].get(v, v.name) if _frame else v.name
 
 
@@ -124,9 +143,12 @@ def _display(roots, where: list):
         return
     names = _shared_names(roots)
     where.extend(sorted(names.items(), key=lambda kv: kv[1]))
-    rename = _index_names(roots)
+    rename = _display_names(roots)
     from verigrad.kernel.sizes import IndexVar
-    polys = {v: Poly.sym(IndexVar(new, v.size)) for v, new in rename.items()}
+    # a renamed size is shown by an index of its new name (a size symbol's name must be an
+    # identifier, and primes are not): only its name is read, by poly_str
+    polys = {v: Poly.sym(IndexVar(new, v.size if isinstance(v, IndexVar) else 1))
+             for v, new in rename.items() if isinstance(v, (IndexVar, SizeSym))}
     _frame.append({"names": names, "memo": {}, "rename": rename, "polys": polys})
     try:
         yield
@@ -169,14 +191,21 @@ def _shown(roots, render, latex_form=False) -> str:
     return out + (r" \quad \text{where } " + r",\; ".join(defs) if latex_form else "   where " + "; ".join(defs))
 
 
-# -- readable index names ------------------------------------------------------------------------
-# An index is a name and a range: i<B and i<10 are two variables. Printed, both read "i",
-# and x[i, i] no longer says which is which; a kernel-made binder may also carry an
-# internal name. A display therefore gives every distinct index of its terms its own
-# name: the first with a name keeps it, the others are primed (i, i'), internal names
-# (starting with "_") become plain letters. It is a renaming of variables, bound ones
-# and free ones alike, so it changes nothing the statement says; it happens as the text
-# is written (the terms are not rebuilt: a network's are too large to copy).
+# -- readable names ------------------------------------------------------------------------------
+# A display names every distinct object that its text shows by a bare name once, so that
+# two objects never read alike. An index is a name and a range: i<B and i<10 are two
+# variables, and x[i, i] would no longer say which is which; a kernel-made binder may
+# also carry an internal name. Likewise a variable x and a constant defined as x (RT-34:
+# ``x + x = x`` was shown PROVED for ``Var x + Named(x, 0) = Var x``), two variables x of
+# other shapes or facts, two sizes n of other lower bounds, or a variable named like a
+# size or an index. All these share one namespace, since each may stand alone in an
+# expression (``x[i] * i * n``). In each group the first keeps its name (the constant pi
+# first, then sizes, variables, defined constants, indices in the order met), the others
+# are primed (i, i'); internal index names (starting with "_") become plain letters.
+# Opaque functions (``f(x)``) have a namespace of their own. It is a renaming of
+# variables, bound ones and free ones alike, and of constants apart, so it changes
+# nothing the statement says; it happens as the text is written (the terms are not
+# rebuilt: a network's are too large to copy).
 
 _LETTERS = "ijklpqrstuvwabcdefgh"
 
@@ -201,28 +230,48 @@ def _dag_nodes(roots) -> list:
     return order
 
 
-def _index_names(roots) -> dict:
-    """``{index: display name}`` for the indices of ``roots`` that need another name
-    than their own, as described above (empty for most displays)."""
-    found: dict = {}                                  # name -> distinct indices, first seen first
-    for u in _dag_nodes(roots):
+def _display_names(roots) -> dict:
+    """``{object: display name}`` for the objects of ``roots`` (indices, sizes, variables,
+    defined constants, opaque functions) that need another name than their own, as
+    described above (empty for most displays)."""
+    from verigrad.kernel.sizes import IndexVar, SizeSym
+    order = {T.Const: 0, SizeSym: 1, T.Var: 2, T.Named: 3, IndexVar: 4}
+    found: dict = {}                                  # (namespace, name) -> distinct objects
+    nodes = _dag_nodes(roots)
+
+    def see(obj, space=""):
+        same = found.setdefault((space, obj.name), [])
+        if obj not in same:
+            same.append(obj)
+    for u in nodes:
+        if isinstance(u, (T.Var, T.Named, T.Const)):
+            see(u)
+        for a in sorted(u.sizes, key=lambda a: a.skey):
+            see(a)
+        for a in sorted(u.atoms, key=lambda a: a.skey):
+            if isinstance(a, T._Symbol):
+                see(a, "fn")
         for v in _binders(u) + tuple(sorted(u.free_idx, key=lambda v: v.skey)):
-            same = found.setdefault(v.name, [])
-            if v not in same:
-                same.append(v)
+            see(v)
     rename: dict = {}
-    used = set(found)
-    for name, vs in found.items():
-        internal = name.startswith("_")
-        if len(vs) < 2 and not internal:
+    used = {name for _, name in found}
+    for (space, name), objs in found.items():
+        objs = sorted(objs, key=lambda o: order.get(type(o), 5))        # stable: in the order met
+        internal = name.startswith("_") and isinstance(objs[0], IndexVar)
+        if len(objs) < 2 and not internal:
             continue
-        for v in (vs if internal else vs[1:]):
+        for o in (objs if internal else objs[1:]):
             new = next((c for c in _LETTERS if c not in used), "b") if internal else name + "'"
             while new in used:
                 new += "'"
             used.add(new)
-            rename[v] = new
+            rename[o] = new
     return rename
+
+
+def _oname(o) -> str:
+    """A variable's, constant's or function's name in the open display."""
+    return _frame[-1]["rename"].get(o, o.name) if _frame else o.name
 
 
 def text(t: T.Term) -> str:
@@ -246,18 +295,19 @@ def _text(t):
     """(string, precedence)."""
     p = lambda x, lvl: s if (s := _text(x))[1] >= lvl else ("(" + s[0] + ")", 5)  # noqa: E731
     if isinstance(t, T.Var):
-        return shown(t.name), 5
+        return shown(_oname(t)), 5
     if isinstance(t, T.Num):
         return _num(t.value), 5 if t.value >= 0 and t.value.denominator == 1 else 2
     if isinstance(t, T.Const):
-        return shown(t.name), 5
+        return shown(_oname(t)), 5
     if isinstance(t, T.IntVal):
         s = _poly(t.poly)
         return s, 5 if len(t.poly.terms) <= 1 and "*" not in s else 1
     if isinstance(t, T.Named):
-        return shown(t.name), 5
+        return shown(_oname(t)), 5
     if isinstance(t, T.Index):
-        return f"{p(t.base, 5)[0]}[{', '.join(_idx(e) for e in t.idx)}]", 5
+        s = f"{p(t.base, 5)[0]}[{', '.join(_idx(e) for e in t.idx)}]"
+        return (s, 5) if reads_inside(t) else (s + TOTAL_MARK, 4)
     if isinstance(t, T.Lamda):
         return f"Lamda[{', '.join(_rng(v) for v in t.idxs)}]({text(t.body)})", 5
     if isinstance(t, T.Add):
@@ -283,7 +333,8 @@ def _text(t):
         es = _num(e)
         return f"{p(t.base, 5)[0]}^{es if e.denominator == 1 and e >= 0 else '(' + es + ')'}", 4
     if isinstance(t, T.Func):
-        return f"{t.fname}({', '.join(text(a) for a in t.operands)})", 5
+        name = t.fname if isinstance(t.fn, str) else _oname(t.fn)
+        return f"{name}({', '.join(text(a) for a in t.operands)})", 5
     if isinstance(t, T.Sum):
         return f"Sum[{_rng(t.idx)}]({text(t.body)})", 5
     if isinstance(t, T.ReduceMax):
@@ -301,14 +352,14 @@ def _text(t):
     if isinstance(t, IntDiv):
         return f"floor({text(t.t)} / {_idx(t.k)})", 5
     if isinstance(t, T.Apply):
-        return f"{t.fn.name}({', '.join(text(a) for a in t.operands)})", 5
+        return f"{_oname(t.fn)}({', '.join(text(a) for a in t.operands)})", 5
     if isinstance(t, T.Vjp):
-        return f"vjp{t.argno}_{t.fn.name}({', '.join(text(a) for a in t.operands)}; {text(t.cot)})", 5
+        return f"vjp{t.argno}_{_oname(t.fn)}({', '.join(text(a) for a in t.operands)}; {text(t.cot)})", 5
     if isinstance(t, T.At):
-        at = ", ".join(f"{p.name} := {text(v)}" for p, v in zip(t.params, t.values))
+        at = ", ".join(f"{shown(_oname(p))} := {text(v)}" for p, v in zip(t.params, t.values))
         return f"({text(t.body)})|{{{at}}}", 5
     if isinstance(t, T.Deriv):
-        v = t.var.name + (f"[{', '.join(_idx(e) for e in t.idx)}]" if t.idx else "")
+        v = shown(_oname(t.var)) + (f"[{', '.join(_idx(e) for e in t.idx)}]" if t.idx else "")
         return f"d({text(t.body)})/d{v}", 5
     return f"<{type(t).__name__}>", 5
 
@@ -351,23 +402,24 @@ def latex(t: T.Term) -> str:
 def _latex(t):
     p = lambda x, lvl: s if (s := _latex(x))[1] >= lvl else (r"\left(" + s[0] + r"\right)", 5)  # noqa: E731
     if isinstance(t, T.Var):
-        return _name(t.name), 5
+        return _name(_oname(t)), 5
     if isinstance(t, T.Num):
         v = t.value
         if v.denominator == 1:
             return str(v.numerator), 5 if v >= 0 else 2
         return (("-" if v < 0 else "") + rf"\frac{{{abs(v.numerator)}}}{{{v.denominator}}}"), 2
     if isinstance(t, T.Const):
-        return r"\pi", 5
+        return r"\pi", 5                      # (a constant keeps its name: _display_names)
     if isinstance(t, T.IntVal):
         return _lpoly(t.poly), 5 if len(t.poly.terms) <= 1 else 1
     if isinstance(t, T.Named):
-        return _name(t.name), 5
+        return _name(_oname(t)), 5
     if isinstance(t, T.Index):
         base = p(t.base, 5)[0]
         if _ends_in_subscript(base):            # an entry of a comprehension: no double subscript
             base = "{" + base + "}"
-        return base + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}", 5
+        s = base + "_{" + ", ".join(_lpoly(e) for e in t.idx) + "}"
+        return (s, 5) if reads_inside(t) else (s + TOTAL_MARK_LATEX, 4)
     if isinstance(t, T.Lamda):
         rng = r",\, ".join(f"{_name(_vname(v))} < {_lpoly(v.size)}" for v in t.idxs)
         return r"\left[" + latex(t.body) + r"\right]_{" + rng + "}", 5
@@ -392,7 +444,7 @@ def _latex(t):
         return p(t.base, 5)[0] + "^{" + es + "}", 4
     if isinstance(t, T.Func):
         op = {"exp": r"\exp", "log": r"\log", "tanh": r"\tanh", "erf": r"\operatorname{erf}"}.get(
-            t.fname, r"\operatorname{" + t.fname.replace("_", r"\_") + "}")
+            t.fname, r"\operatorname{" + (t.fname if isinstance(t.fn, str) else _oname(t.fn)).replace("_", r"\_") + "}")
         return op + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
     if isinstance(t, T.Sum):
         v = t.idx
@@ -415,15 +467,15 @@ def _latex(t):
     if isinstance(t, IntDiv):
         return rf"\left\lfloor {latex(t.t)} / {_lpoly(t.k)} \right\rfloor", 5
     if isinstance(t, T.Apply):
-        return _name(t.fn.name) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
+        return _name(_oname(t.fn)) + r"\left(" + ", ".join(latex(a) for a in t.operands) + r"\right)", 5
     if isinstance(t, T.Vjp):
-        return (rf"\mathrm{{vjp}}^{{({t.argno})}}_{{{_name(t.fn.name)}}}\left(" + ", ".join(latex(a) for a in t.operands)
+        return (rf"\mathrm{{vjp}}^{{({t.argno})}}_{{{_name(_oname(t.fn))}}}\left(" + ", ".join(latex(a) for a in t.operands)
                 + r";\, " + latex(t.cot) + r"\right)"), 5
     if isinstance(t, T.At):
-        at = r",\, ".join(f"{_name(p.name)} = {latex(v)}" for p, v in zip(t.params, t.values))
+        at = r",\, ".join(f"{_name(_oname(p))} = {latex(v)}" for p, v in zip(t.params, t.values))
         return r"\left." + latex(t.body) + r"\right|_{" + at + "}", 5
     if isinstance(t, T.Deriv):
-        v = _name(t.var.name) + ("_{" + ", ".join(_lpoly(e) for e in t.idx) + "}" if t.idx else "")
+        v = _name(_oname(t.var)) + ("_{" + ", ".join(_lpoly(e) for e in t.idx) + "}" if t.idx else "")
         return rf"\frac{{\partial}}{{\partial {v}}} " + p(t.body, 5)[0], 2
     return r"\mathrm{?}", 5
 
@@ -543,3 +595,61 @@ def statement_latex(th) -> str:
 def _statement_latex(hyps, lhs, rhs, conds) -> str:
     hyp = ", ".join(f"{latex(l)} = {latex(r)}" for l, r in hyps)
     return (hyp + r" \vdash " if hyp else r"\vdash ") + f"{latex(lhs)} = {latex(rhs)}"
+
+
+# -- a claim in one display ----------------------------------------------------------------------
+# Printed side by side, each part in a display of its own would name its objects on its
+# own: a lhs with two indices i shows them i and i', a rhs with only the second shows it
+# i, and x[i]*0 + y[i'] = y[i'] would read x[i]*0 + y[i'] = y[i]. A claim is therefore
+# shown as one display, and with what its free names stand for: a statement proved for a
+# positive x or a size n >= 3 is not the one its equation alone reads as
+# (sqrt(x^2) = x).
+
+def equation(lhs, rhs) -> str:
+    """``lhs = rhs`` in one display."""
+    return _shown([lhs, rhs], lambda r: f"{text(r[0])} = {text(r[1])}")
+
+
+def equation_latex(lhs, rhs) -> str:
+    return _shown([lhs, rhs], lambda r: f"{latex(r[0])} = {latex(r[1])}", latex_form=True)
+
+
+def _declarations(roots) -> list[str]:
+    """What the free names of ``roots`` stand for, in the open display: each size's lower
+    bound, each free index's range, each variable's shape and facts, each defined
+    constant's definition (``x' := ...``)."""
+    sizes, out, defs = set(), [], []
+    nodes = _dag_nodes(roots)
+    for u in nodes:
+        sizes |= u.sizes
+    for s in sorted(sizes, key=lambda s: s.skey):
+        out.append(f"{_poly(Poly.sym(s))} >= {s.lower}")
+    free = set().union(*(r.free_idx for r in roots)) if roots else set()
+    for v in sorted(free, key=lambda v: v.skey):
+        out.append(f"0 <= {_vname(v)} < {_poly(v.size)}")
+    for u in sorted((u for u in nodes if isinstance(u, T.Var)), key=lambda u: u.skey):
+        shape = f"({', '.join(_poly(s) for s in u.shape)}{',' if len(u.shape) == 1 else ''})" if u.shape else ""
+        facts = [f for f in u.facts if not (f in ("nonneg", "nonzero") and "positive" in u.facts)]
+        kind = "integer data" if "integer" in facts else "real"
+        out.append(f"{shown(_oname(u))}: " + ", ".join(filter(None, [" ".join(filter(None, [kind, shape]))]
+                                                          + [f for f in facts if f != "integer"])))
+    for u in sorted((u for u in nodes if isinstance(u, T.Named)), key=lambda u: u.skey):
+        defs.append(f"{shown(_oname(u))} := {_text(u.body, inline=True)[0]}")
+    return out + defs
+
+
+def claim_parts(hyps, lhs, rhs, conds=()) -> dict:
+    """A claim ``hyps |- lhs = rhs [under conds]`` as text, in one display: ``statement``
+    (with ``where #k = ...`` for shared subterms), ``hypotheses``, ``conditions`` (kind,
+    term), and ``for`` (what its free names stand for: ``_declarations``)."""
+    roots = [t for h in hyps for t in h] + [lhs, rhs] + [t for _, t in conds]
+    where: list = []
+    with _display(roots, where):
+        out = {"statement": f"{text(lhs)} = {text(rhs)}",
+               "hypotheses": [f"{text(a)} = {text(b)}" for a, b in hyps],
+               "conditions": [_condition(kind, t) for kind, t in conds],
+               "for": _declarations(roots)}
+        defs = [f"#{n} = {_text(u, inline=True)[0]}" for u, n in where]
+    if defs:
+        out["statement"] += "   where " + "; ".join(defs)
+    return out

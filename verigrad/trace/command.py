@@ -56,6 +56,7 @@ def check(paths) -> tuple[int, list]:
 
 def statement(path, step: int) -> dict:
     """The statement a trace records for ``step``, printed (the replay matched it)."""
+    from verigrad.report.printing import claim_parts
     from verigrad.trace.replay import build, decode
     trace = json.loads(Path(path).read_text())
     objs = []
@@ -64,8 +65,8 @@ def statement(path, step: int) -> dict:
     s = trace["steps"][step]
     lhs, rhs = decode(s["lhs"], objs), decode(s["rhs"], objs)
     hyps = [decode(h, objs) for h in s.get("hyps", [])]
-    return {"statement": f"{lhs!r} = {rhs!r}", "hypotheses": [f"{a!r} = {b!r}" for a, b in hyps],
-            "conditions": [f"{decode(c[1], objs)!r} ({c[0]})" for c in s.get("conds", [])]}
+    conds = [(c[0], decode(c[1], objs)) for c in s.get("conds", [])]
+    return claim_parts(hyps, lhs, rhs, conds)
 
 
 def run(args) -> int:
@@ -95,6 +96,7 @@ def run(args) -> int:
             print(json.dumps(v))
         elif v["status"] == "PROVED":
             extra = "".join(f"\n    if {h}" for h in v["hypotheses"]) + "".join(f"\n    under {c}" for c in v["conditions"])
+            extra += f"\n    for {'; '.join(v['for'])}" if v["for"] else ""
             print(f"{v['trace']}: PROVED {v['claim']}\n    {v['statement']}{extra}\n    axioms: {', '.join(v['axioms'])}")
         elif v["status"] == "REFUSED":
             print(f"{v['trace']}: REFUSED: {v['reason']}")

@@ -24,6 +24,7 @@ class Interval:
 
     def __init__(self, a, b, integer=True, left_open=False, right_open=False):
         self.a, self.b = as_expr(a), as_expr(b)
+        self.integer = integer      # a real interval (integer=False) is refused where a domain is read
         if left_open:
             self.a = self.a + 1
         if right_open:

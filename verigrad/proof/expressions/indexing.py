@@ -14,6 +14,8 @@ from verigrad.kernel import Failure, prove_equal
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import KernelError, Poly, as_poly
 
+from verigrad.report.printing import TOTAL_MARK
+
 from ..errors import ProofError
 from .atoms import Number, SizeExpr, as_expr
 from .kernel_terms import at, lam, shape_str, weight_product
@@ -105,7 +107,19 @@ class Indexed(Expr):
         return index_term(base, list(self.indices), self.total)
 
     def _text(self):
-        return f"{self.base._paren(100)}[{', '.join(str(e) for e in self.indices)}]", 100
+        s = f"{self.base._paren(100)}[{', '.join(str(e) for e in self.indices)}]"
+        if self.total and not self._reads_inside():
+            return s + TOTAL_MARK, 30      # "entry, or 0 off the shape": never shown as a strict read
+        return s, 100
+
+    def _reads_inside(self) -> bool:
+        """Whether the strict read of the same indices compiles (each index shown inside its
+        axis by the kernel), so that the total read and the strict one agree."""
+        try:
+            Indexed(self.base, *self.indices).term
+        except (ProofError, KernelError):
+            return False
+        return True
 
 
 def _in_range(base: T.Term, idx, combos):

@@ -79,6 +79,9 @@ class IntSymbol(IntMixin, Expr):
         return {self.name}
 
     def resolve_size(self):
+        if self._sym is None and self.lower is not None:
+            raise ProofError(f"{self.name} is declared nonnegative (0 allowed), and a size is at least 1: "
+                             f"declare it positive=True or domain=[1, oo] to use it as a size")
         if self._sym is None:
             self.kind, self._sym = "size", SizeSym(self.name, 1)
         elif self.kind != "size":
@@ -235,16 +238,47 @@ def _domain(name, domain):
     return "index", lo, as_expr(hi)
 
 
-def make_symbol(name, domain=None, integer=False, shape=(), definition=None, real=True, complex=False,
-                positive=False, nonnegative=False, nonzero=False, **unknown):
-    """The symbol ``Symbol.name(**options)`` declares."""
-    bad = set(unknown) - {"hermitian", "extended_real", "finite", "given", "random"}
+# Options that only narrow a symbol's domain (or say nothing of it) may be dropped: a
+# statement proved for every real tensor holds for the hermitian ones, the given ones.
+# An option that widens the domain past what the symbol is compiled as must be refused:
+# dropped, it would make the kernel prove a statement about fewer values than the one
+# the file states (``real=False`` read as real proves ``log(exp(x)) = x``).
+_NARROWING = {"hermitian", "given", "random"}
+
+
+def _refuse_widening(name, real, complex, extended_real, finite):
+    if real is False and not complex:
+        raise ProofError(f"Symbol {name}: real=False declares a symbol that is not real; the kernel reasons "
+                         f"over the reals (complex=True declares a complex symbol, for ring operations only)")
+    if extended_real is True:
+        raise ProofError(f"Symbol {name}: extended_real=True admits -oo and oo, which the kernel's reals do not "
+                         f"have (oo - oo is undefined); declare it real")
+    if extended_real is False and not complex:
+        raise ProofError(f"Symbol {name}: extended_real=False declares a symbol that is not real; the kernel "
+                         f"reasons over the reals (complex=True declares a complex symbol)")
+    if finite is False:
+        raise ProofError(f"Symbol {name}: finite=False admits infinities, which the kernel's reals do not have; "
+                         f"declare it real")
+
+
+def make_symbol(name, domain=None, integer=False, shape=(), definition=None, real=None, complex=False,
+                positive=False, nonnegative=False, nonzero=False, extended_real=None, finite=None, **unknown):
+    """The symbol ``Symbol.name(**options)`` declares.
+
+    Every option either is acted on or only narrows the domain (``hermitian``, ``given``,
+    ``random``); an option that would widen it past what the symbol is compiled as (a real
+    tensor, a size ``n >= 1``, an index of an axis) is refused with a ProofError."""
+    bad = set(unknown) - _NARROWING
     if bad:
         raise ProofError(f"Symbol {name}: unknown options {sorted(bad)}")
+    _refuse_widening(name, real, complex, extended_real, finite)
     if definition is not None:
         if domain is not None or integer:
             raise ProofError(f"Symbol {name}: a definition of an integer symbol is not supported")
         return TensorSymbol(name, shape, (), complex, definition)
+    if domain is not None and not integer and (real or complex or not getattr(domain, "integer", True)):
+        raise ProofError(f"Symbol {name}: a domain {domain} of a real symbol is not supported: a domain makes "
+                         f"an integer symbol (a size or an index); write integer=True for one")
     if integer or domain is not None:
         if shape:
             raise ProofError(f"Symbol {name}: integer tensors are not supported (an integer symbol is a "
@@ -252,6 +286,11 @@ def make_symbol(name, domain=None, integer=False, shape=(), definition=None, rea
         kind, lo, hi = _domain(name, domain)
         if kind is None and positive:
             kind, lo = "size", 1
+        elif kind is None and nonzero:
+            raise ProofError(f"Symbol {name}: an integer declared nonzero may be negative, and a size is at "
+                             f"least 1, an index at least 0: give it a domain (e.g. domain=[1, oo])")
+        elif kind is None and nonnegative:
+            lo = 0      # not a size (a size is at least 1); it may still index an axis
         return IntSymbol(name, lo, hi, kind)
     facts = [f for f, on in (("positive", positive), ("nonneg", nonnegative), ("nonzero", nonzero)) if on]
     return TensorSymbol(name, shape, facts, complex)
