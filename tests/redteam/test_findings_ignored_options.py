@@ -190,3 +190,16 @@ def test_an_integer_interval_domain_is_still_an_index(tmp_path, monkeypatch):
                                 steps="    Eq << Eq[0].this.lhs.simplify()\n"))
     rec = verify(path)
     assert rec.status == "proved", (rec.status, rec.reason)
+
+
+def test_integer_false_with_a_domain_is_refused(tmp_path, monkeypatch):
+    """``integer=False`` says t is not an integer; a domain would make it one."""
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "delta_t2.py"
+    body = BODY.replace("apply(x)", "apply(t)")
+    body = body.replace("def apply(t):", "def apply(t):\n    i = Symbol.i(integer=True)")
+    path.write_text(body.format(lhs="Sum[i:2](KroneckerDelta(i, t))", rhs="1",
+                                decl="t = Symbol.t(integer=False, domain=[0, 1])",
+                                steps="    Eq << Eq[0].this.lhs.simplify()\n"))
+    rec = verify(path)
+    assert rec.status == "failed" and "real symbol" in rec.reason, (rec.status, rec.reason)

@@ -157,3 +157,17 @@ def test_check_says_what_a_variable_is(tmp_path):
     trace = write_trace(tmp_path / "pos.trace.json", [("pos", th)])
     (v,) = [v for v in _check(trace) if v["status"] == "PROVED"]
     assert v["statement"] == "sqrt(x^2) = x" and v["for"] == ["x: real, positive"], v
+
+
+def test_verify_refuses_a_real_named_like_a_size(tmp_path, monkeypatch):
+    """``n/n + n = 1 + n`` for a size n and a real n reads as one real n (false at n = 0)."""
+    own_cache(tmp_path, monkeypatch)
+    path = tmp_path / "n_clash.py"
+    path.write_text(BODY.replace("def apply(x):", "def apply(x, n):")
+                    .replace("    n = x.shape[0]\n    z = Symbol.x(definition=ZeroMatrix(n))\n"
+                             "    return Equality(x + z, x)", "    return Equality(n / n + x, 1 + x)")
+                    .replace("    x = Symbol.x(shape=(n,), real=True)\n    Eq << apply(x)\n"
+                             "    Eq << Eq[1].this.lhs.args[1].definition\n", "    x = Symbol.n(real=True)\n"
+                             "    Eq << apply(x, n)\n"))
+    rec = verify(path)
+    assert rec.status == "failed" and "two different symbols are named n" in rec.reason, (rec.status, rec.reason)

@@ -9,29 +9,39 @@ from __future__ import annotations
 from verigrad.kernel import terms as T
 
 from .errors import ProofError
-from .expressions import Number, TensorSymbol, as_expr, shape_str, weight_product, zeros
+from .expressions import IntSymbol, Number, TensorSymbol, as_expr, shape_str, weight_product, zeros
 
 
 def one_symbol_per_name(*sides):
-    """Refuse two different tensor symbols of one name in one statement (RT-34): the
-    statement's text shows each by its bare name, so a variable ``x`` and a constant
-    defined as ``x`` (or two variables ``x`` of other shapes or facts) would read as one,
-    and ``x + z = x`` for ``z = Symbol.x(definition=ZeroMatrix(n))`` was shown proved as
-    ``x + x = x``."""
+    """Refuse two different symbols of one name in one statement where one is a tensor
+    symbol (RT-34): the statement's text shows each by its bare name, so a variable ``x``
+    and a constant defined as ``x`` (or two variables ``x`` of other shapes or facts, or a
+    real ``n`` beside a size ``n``) would read as one, and ``x + z = x`` for
+    ``z = Symbol.x(definition=ZeroMatrix(n))`` was shown proved as ``x + x = x``. (Two
+    integer symbols of one name are bound indices of two binders, as in any text.)"""
     by_name, seen, stack = {}, set(), list(sides)
     while stack:
         e = stack.pop()
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, TensorSymbol):
-            other = by_name.setdefault(e.name, e)
-            if other is not e and other.key != e.key:
-                what = lambda t: "a definition" if t.definition is not None else \
-                    f"a variable of shape {shape_str(t.shape)}" + (f" ({', '.join(t.facts)})" if t.facts else "")
-                raise ProofError(f"two different symbols are named {e.name} in one statement ({what(other)} and "
-                                 f"{what(e)}): they would read as one; give them different names")
+        if isinstance(e, (TensorSymbol, IntSymbol)):
+            same = by_name.setdefault(e.name, [])
+            if all(o.key != e.key for o in same):
+                same.append(e)
+            if len(same) > 1 and any(isinstance(o, TensorSymbol) for o in same):
+                a, b = same[0], same[-1]
+                raise ProofError(f"two different symbols are named {e.name} in one statement ({_what(a)} and "
+                                 f"{_what(b)}): they would read as one; give them different names")
         stack.extend(getattr(e, "args", ()))
+
+
+def _what(sym) -> str:
+    if isinstance(sym, IntSymbol):
+        return "an integer symbol"
+    if sym.definition is not None:
+        return "a definition"
+    return f"a variable of shape {shape_str(sym.shape)}" + (f" ({', '.join(sym.facts)})" if sym.facts else "")
 
 
 class Statement:

@@ -261,7 +261,7 @@ def _refuse_widening(name, real, complex, extended_real, finite):
                          f"declare it real")
 
 
-def make_symbol(name, domain=None, integer=False, shape=(), definition=None, real=None, complex=False,
+def make_symbol(name, domain=None, integer=None, shape=(), definition=None, real=None, complex=False,
                 positive=False, nonnegative=False, nonzero=False, extended_real=None, finite=None, **unknown):
     """The symbol ``Symbol.name(**options)`` declares.
 
@@ -276,7 +276,8 @@ def make_symbol(name, domain=None, integer=False, shape=(), definition=None, rea
         if domain is not None or integer:
             raise ProofError(f"Symbol {name}: a definition of an integer symbol is not supported")
         return TensorSymbol(name, shape, (), complex, definition)
-    if domain is not None and not integer and (real or complex or not getattr(domain, "integer", True)):
+    if domain is not None and not integer and (real or complex or integer is False or
+                                               not getattr(domain, "integer", True)):
         raise ProofError(f"Symbol {name}: a domain {domain} of a real symbol is not supported: a domain makes "
                          f"an integer symbol (a size or an index); write integer=True for one")
     if integer or domain is not None:
