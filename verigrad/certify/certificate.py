@@ -149,7 +149,7 @@ def difference(a: float, b: float) -> str:
 # is outside the claim, and the certificate says so.
 # Constants are read as the simplest number within 4 ulps of the float (so ``1 - 0.9`` is
 # 1/10), never as a whole or half number the float is not (red team RT-11).
-SCOPE = ("for every size, in exact real arithmetic, each float constant read as the simplest number "
+SCOPE = ("for every size (each below 2^31), in exact real arithmetic, each float constant read as the simplest number "
          "within 4 ulps of it: float rounding, overflow and underflow are outside the claim")
 
 

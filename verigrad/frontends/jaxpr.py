@@ -23,6 +23,7 @@ import numpy as np
 from verigrad.kernel import KernelError, Term, Var
 from verigrad.kernel.sizes import IndexVar, Poly
 
+from . import jaxpr_x64
 from .jaxpr_errors import JaxprImportError  # noqa: E402,F401  (re-exported)
 from .jaxpr_owners import SYMBOL_OWNERS, register_owners, symbols_of
 from .jaxpr_core import (_SCOPE_LOWER, _lower_bound, _session, _unsessioned, array_const,  # noqa: E402,F401
@@ -488,6 +489,10 @@ def trace(fn, structs, *, where: str = "the function"):
                                    bad_input=True) from None
     if watch.found:   # the user's code caught the error and went on: the branch stands
         raise watch.found[0]
+    if not jax.config.jax_enable_x64 and (other := jaxpr_x64.difference(fn, structs, closed)):
+        raise JaxprImportError(f"{where} traces differently with x64 off (JAX's default) than with x64 on, where "
+                               f"it is imported ({other}): the certificate would be about another program than the "
+                               "one that runs. Certify it with JAX_ENABLE_X64=1 to certify the x64 program")
     traced = _session.get("traced")
     if traced is not None:
         traced.append(closed)

@@ -17,7 +17,8 @@ Exact or refuse. Each rule models its primitive for every input of its dtype, or
 ``JaxprImportError`` (the import names the primitive and its source line):
 
 - Integers are integers. Integer expressions of the sizes and indices (iotas, sizes,
-  constants) are kernel ``Poly``s, so bitwise operations, shifts, ``rem`` and truncating
+  constants) are kernel ``Poly``s, exact where they stay inside their dtype (or stating
+  the sizes up to which they do), so bitwise operations, shifts, ``rem`` and truncating
   division of them are exact floor arithmetic; comparisons of other integer-valued terms
   are written ``[u >= 0]`` for the kernel to decide. Arithmetic on integer *data* is
   exact over the integers and states the assumption that it does not overflow its dtype.
@@ -40,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 
 from verigrad.kernel import Delta, Index, IntCond, Num, ReduceMax, RealCond, Sum, Var
-from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg
+from verigrad.kernel.sizes import ONE, ZERO, Poly, as_poly, floordiv, nonneg, poly_str
 
 from . import jaxpr_scalar as S
 from .jaxpr_core import JaxprImportError, Tensor, bound_index, dim_poly, kind_of, scalar_const, where_of
@@ -101,7 +102,10 @@ def _assume(ctx, text: str):
 
 
 def _dtype(eqn, k=0, out=True):
-    return np.dtype((eqn.outvars if out else eqn.invars)[k].aval.dtype)
+    """The dtype of an output (or input) as XLA computes it for the user: a 64-bit integer
+    of the x64 trace is 32-bit where x64 is off (``runtime_dtype``); every rule reads
+    integer widths from here (a shift by 40 is past an int32's width, RT-38)."""
+    return runtime_dtype((eqn.outvars if out else eqn.invars)[k].aval.dtype)
 
 
 # -- static facts of values: may it be NaN or infinite, its sign, is it integer-valued ----------
@@ -508,11 +512,10 @@ _REAL = {
 #
 # An integer entry is either an integer expression of the sizes and indices (a kernel
 # ``Poly``: iotas, sizes, constants and their arithmetic) or integer *data* (an entry of an
-# integer argument, and what is computed from it). Poly arithmetic is exact: a size is
-# taken to fit its dtype, and so are sums of sizes and indices; a scaled index expression
-# states that it fits (``int_op``, ``runtime_dtype``). Arithmetic on
-# data is exact over the integers; XLA's wraps around at the dtype's bounds, so it states
-# the assumption that it does not overflow.
+# integer argument, and what is computed from it). Poly arithmetic is exact where it stays
+# inside the dtype (``fits``, below); arithmetic on data is exact over the integers, and
+# XLA's wraps around at the dtype's bounds, so it states the assumption that it does not
+# overflow.
 
 def _bits(dt) -> int:
     return np.dtype(dt).itemsize * 8
@@ -540,28 +543,138 @@ def runtime_dtype(dt) -> np.dtype:
     return dt
 
 
-def _scaled(p) -> bool:
-    """Whether an index expression reaches beyond the sizes' own magnitude: a product of
-    indices or sizes, or one scaled by a constant (``i * 65536``). Sums of sizes and
-    indices (``i + j``, ``n - 1 - i``) are taken to fit, as the sizes are."""
-    for m, c in p.terms.items():
-        if m and (abs(c) > 1 or sum(k for _, k in m) > 1):
-            return True
-    return False
+# Sizes are taken below 2^31 (SIZE_CAP; the certificate's scope says so). An integer
+# expression of the sizes and indices is exact where it stays inside its dtype's range;
+# XLA wraps it around past that (``i + 2147483000`` in int32 from i = 648; ``arange(n,
+# int8) + 100`` from i = 28: RT-38). So every one a rule computes is bounded over all
+# index values and all sizes up to the cap; where it may leave the range, the certificate
+# states the sizes up to which it stays inside (``index_range``, ``fits``).
+
+SIZE_CAP = 2 ** 31 - 1
+
+
+def index_range(p: Poly, cap: int = SIZE_CAP):
+    """``(lo, hi)`` bounds of the integer expression ``p`` over every value of its indices
+    and every size from its lower bound up to ``cap``; None if it reads an atom that is
+    not a size, an index or a floor division of them."""
+    memo: dict = {}
+
+    def atom(a):
+        if a not in memo:
+            memo[a] = _atom_range(a)
+        return memo[a]
+
+    def _atom_range(a):
+        from verigrad.kernel.sizes import FloorDiv, IndexVar, SizeSym
+        if isinstance(a, SizeSym):
+            return (a.lower, max(a.lower, cap))
+        if isinstance(a, IndexVar):
+            r = poly(a.size)
+            return None if r is None else (0, max(r[1] - 1, 0))
+        if isinstance(a, FloorDiv):
+            ra, rm = poly(a.a), poly(a.m)
+            if ra is None or rm is None or rm[0] < 1:
+                return None
+            qs = [x // m for x in ra for m in rm]       # floor(a/m) is monotone in each: corners
+            return (min(qs), max(qs))
+        return None
+
+    def poly(q: Poly):
+        lo = hi = 0
+        for mono, c in q.terms.items():
+            mlo = mhi = 1
+            for a, k in mono:
+                r = atom(a)
+                if r is None:
+                    return None
+                ends = [r[0] ** k, r[1] ** k] + ([0] if k % 2 == 0 and r[0] < 0 < r[1] else [])
+                prods = [x * y for x in (mlo, mhi) for y in ends]
+                mlo, mhi = min(prods), max(prods)
+            lo, hi = lo + min(c * mlo, c * mhi), hi + max(c * mlo, c * mhi)
+        return (int(lo), int(hi))
+    return poly(p)
+
+
+def _bounds(dt):
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def size_limit(p: Poly, dt, count: Poly | None = None):
+    """The largest cap (at most SIZE_CAP) up to which ``p`` stays inside ``dt``'s range for
+    every size and index value (with ``count``: a sum of ``count`` terms each ``p``, its
+    indices bound); 0 if it may leave it at the smallest sizes already, None if it cannot
+    be bounded (it reads integer data)."""
+    lo, hi = _bounds(dt)
+
+    def inside(cap):
+        r = index_range(p, cap)
+        if r is not None and count is not None:
+            c = index_range(count, cap)
+            if c is None:
+                return None
+            r = (min(c[0] * r[0], c[1] * r[0]), max(c[0] * r[1], c[1] * r[1]))
+        return None if r is None else lo <= r[0] and r[1] <= hi
+    ok = inside(SIZE_CAP)
+    if ok is None or ok:
+        return None if ok is None else SIZE_CAP
+    a, b = 0, SIZE_CAP            # the bounds grow with the cap: bisect for the last one inside
+    while a < b:
+        m = (a + b + 1) // 2
+        if inside(m):
+            a = m
+        else:
+            b = m - 1
+    return a
+
+
+def _x64_hint(eqn) -> str:
+    """Why a 64-bit integer of the trace is checked against int32."""
+    import jax
+    wide = np.dtype(eqn.outvars[0].aval.dtype).itemsize == 8
+    return "; JAX's integers are 32-bit with x64 off" if wide and not jax.config.jax_enable_x64 else ""
+
+
+def fits(ctx, eqn, t, dt, claim=None, wrap=True, count=None):
+    """``t`` (an integer term computed in ``dt``) as XLA computes it, or the assumption that
+    it does (``claim``, "index arithmetic does not overflow int32" unless given): a
+    constant outside the range wraps (two's complement, exactly; refused where ``wrap`` is
+    off: a float converted to an integer saturates); an integer expression of the sizes
+    that may leave the range states the sizes up to which it stays inside; integer data
+    states that it does not overflow. ``count`` is for a sum of ``count`` terms ``t``."""
+    claim = claim or f"index arithmetic does not overflow {dt}"
+    p = S.int_poly(t)
+    lo, hi = _bounds(dt)
+    where = f"{_where(eqn)}{_x64_hint(eqn)}"
+    if p is None:
+        _assume(ctx, f"{claim} ({where})")
+        return t
+    if p.is_const() and count is None:
+        v = p.const_value()
+        if lo <= v <= hi:
+            return t
+        if not wrap:
+            raise JaxprImportError(f"the constant {v} is outside the range of {dt} ({where})")
+        return S.int_value(Poly.const((v - lo) % (hi - lo + 1) + lo))
+    limit = size_limit(p, dt, count)
+    if limit == SIZE_CAP:
+        return t
+    if not limit:
+        raise JaxprImportError(f"an integer value leaves the range of {dt} at every size ({where}): XLA wraps it "
+                               "around, which is not modelled")
+    _assume(ctx, f"{claim} ({where}; it stays inside for sizes up to {limit})")
+    return t
 
 
 def int_op(value, *, overflows=True):
     """Element-wise integer arithmetic, exact over the integers. With ``overflows`` (add,
-    sub, mul, ...) an entry of integer data states that it does not overflow the dtype, and
-    so does an index expression scaled beyond the sizes in a type of 32 bits or fewer; an
-    unsigned index expression not provably >= 0 wraps as XLA's does, ``p mod 2^w``."""
+    sub, mul, ...) the result is as XLA computes it where it fits its dtype (``fits``: an
+    entry of integer data states that it does not overflow, an index expression that may
+    leave the range states the sizes it stays inside for); an unsigned index expression
+    not provably >= 0 wraps as XLA's does, ``p mod 2^w``."""
     def apply(ctx, eqn, *ins):
         shape, kind = _out(ctx, eqn)
         dt = _dtype(eqn)
-        note = f"integer arithmetic does not overflow {dt} ({_where(eqn)})"
-        rt = runtime_dtype(dt)
-        index_note = (f"index arithmetic does not overflow {rt} ({_where(eqn)}"
-                      + ("; JAX's integers are 32-bit with x64 off" if rt != dt else "") + ")")
 
         def entry(idx):
             terms = [t.at(_bidx(t, shape, idx)) for t in ins]
@@ -569,13 +682,11 @@ def int_op(value, *, overflows=True):
             if not overflows:
                 return out
             p = S.int_poly(out)
-            if any(S.int_poly(t) is None for t in terms) or (dt.kind == "u" and p is None):
-                _assume(ctx, note)
-            elif dt.kind == "u" and not nonneg(p):
-                out = S.int_value(S.low_bits(p, _bits(dt)))     # wraps exactly: nothing to assume
-            elif rt.itemsize <= 4 and p is not None and _scaled(p):
-                _assume(ctx, index_note)
-            return out
+            if any(S.int_poly(t) is None for t in terms):
+                return fits(ctx, eqn, out, dt, f"integer arithmetic does not overflow {dt}")   # data
+            if dt.kind == "u" and not nonneg(p):
+                return S.int_value(S.low_bits(p, _bits(dt)))     # wraps exactly: nothing to assume
+            return fits(ctx, eqn, out, dt)
         return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), ins)
     return apply
 
@@ -719,7 +830,6 @@ def _shift(name):
         w, unsigned = _bits(dt), dt.kind == "u"
         if name == "shift_right_arithmetic" and unsigned:
             raise JaxprImportError(f"{name} of unsigned integers is not supported")
-        note = f"integer arithmetic does not overflow {dt} ({_where(eqn)})"
 
         def entry(idx):
             a = x.at(_bidx(x, shape, idx))
@@ -735,8 +845,10 @@ def _shift(name):
             p = S.int_poly(a)
             if name == "shift_left":
                 if p is None:
-                    _assume(ctx, note)
-                return S.mul(a, Num(2 ** s))
+                    return fits(ctx, eqn, S.mul(a, Num(2 ** s)), dt, f"integer arithmetic does not overflow {dt}")
+                if unsigned:
+                    return S.int_value(S.low_bits(p * 2 ** s, w))     # the bits shifted out, exactly
+                return fits(ctx, eqn, S.mul(a, Num(2 ** s)), dt)
             if p is None:
                 raise JaxprImportError(f"{name} of integer data is not supported: it needs floor division of a data "
                                        "term, which the kernel cannot express")
@@ -1190,23 +1302,20 @@ def _convert(ctx, eqn, x):
                 if not integral and S.int_poly(t) is None:
                     raise JaxprImportError(f"conversion of a real value to {dst} (truncation toward zero) is not "
                                            "supported")
-                return t
+                # an integer-valued real saturates past the range (a float's conversion): it must fit
+                return fits(ctx, eqn, t, dst, f"the values converted to {dst} fit its range", wrap=False)
             return Tensor(shape, entry, kind)
         # integer to integer: exact when it fits
         wider = dst.kind == src.kind and _bits(dst) >= _bits(src) or (src.kind == "u" and dst.kind == "i"
                                                                         and _bits(dst) > _bits(src))
         if wider:
             return Tensor(shape, x.at, kind, const=x.const)
-        note = f"the integers converted to {dst} at {where} fit its range"
-
         def entry(idx):
             t = x.at(idx)
             p = S.int_poly(t)
-            if p is None:
-                _assume(ctx, note)
-            elif dst.kind == "u" and not nonneg(p):
+            if p is not None and dst.kind == "u" and not nonneg(p):
                 return S.int_value(S.low_bits(p, _bits(dst)))     # wraps, exactly
-            return t
+            return fits(ctx, eqn, t, dst, f"the integers converted to {dst} fit its range")
         return Tensor(shape, entry, kind, const=x.const)
     # to a float
     if x.kind == "int":
@@ -1291,6 +1400,8 @@ def _is_finite(ctx, eqn, x):
 def _dim_as_value(ctx, eqn):
     shape, kind = _out(ctx, eqn)
     t = S.int_value(dim_poly(eqn.params["dim"]))
+    if kind == "int":
+        t = fits(ctx, eqn, t, _dtype(eqn), f"the size as a value fits {_dtype(eqn)}")
     return _note(ctx, Tensor(shape, lambda idx: t, kind), Facts(FINITE, "pos", True))
 
 
@@ -1298,9 +1409,14 @@ def _dim_as_value(ctx, eqn):
 def _iota(ctx, eqn):
     shape, kind = _out(ctx, eqn)
     dim = eqn.params["dimension"]
-    rt = runtime_dtype(_dtype(eqn))
-    if kind == "int" and rt.itemsize < 4 and not shape[dim].is_const():
-        _assume(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)})")   # its iota counts up to it
+    rt = _dtype(eqn)
+    if kind == "int":           # it counts up to the size less one
+        limit = size_limit(shape[dim] - 1, rt)
+        if limit is not None and limit < SIZE_CAP:
+            if not limit:
+                raise JaxprImportError(f"an iota of {rt} up to {shape[dim]} leaves its range ({_where(eqn)})")
+            _assume(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its iota counts up to it, "
+                         f"for sizes up to {limit})")
     return _note(ctx, Tensor(shape, lambda idx: S.int_value(idx[dim]), kind), Facts(FINITE, "nonneg", True))
 
 
@@ -1400,10 +1516,19 @@ def _sum_sign(fs, ins, eqn):
     return _join_sign(fs)
 
 
-def _int_sum_check(ctx, eqn, kind, body):
-    """A sum of integer data states that it does not overflow."""
-    if kind == "int" and S.int_poly(body) is None:
+def _int_sum_check(ctx, eqn, kind, body, bound=()):
+    """A sum of integer data states that it does not overflow; a sum of an integer
+    expression over the indices ``bound`` (``sum(full(n, 2^20))``), the sizes up to which
+    it stays inside its dtype (``fits``)."""
+    if kind != "int":
+        return
+    if S.int_poly(body) is None:
         _assume(ctx, f"integer arithmetic does not overflow {_dtype(eqn)} ({_where(eqn)})")
+        return
+    count = ONE
+    for v in bound:
+        count = count * v.size
+    fits(ctx, eqn, body, _dtype(eqn), f"an integer sum does not overflow {_dtype(eqn)}", count=count)
 
 
 # -- reductions -------------------------------------------------------------------------
@@ -1458,7 +1583,7 @@ def _reduce_sum(ctx, eqn, x):
     def entry(idx):
         full, bound = _reduced(x, axes, idx)
         body = x.at(full)
-        _int_sum_check(ctx, eqn, kind, body)
+        _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -1637,7 +1762,7 @@ def _cumsum(ctx, eqn, x):
         j, pj = _fresh(shape[axis])
         full = idx[:axis] + (pj,) + idx[axis + 1:]
         body = x.at(full)
-        _int_sum_check(ctx, eqn, kind, body)
+        _int_sum_check(ctx, eqn, kind, body, (j,))
         keep = IntCond(pj, ">=" if reverse else "<=", idx[axis])
         return Sum(j, S.mul(keep, body))
     return Tensor(shape, entry, kind)
@@ -2071,7 +2196,7 @@ def _dot_general(ctx, eqn, lhs, rhs):
             li[a] = ri[b] = p
             bound.append(v)
         body = S.mul(lhs.at(tuple(li)), rhs.at(tuple(ri)))
-        _int_sum_check(ctx, eqn, kind, body)
+        _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -2125,7 +2250,7 @@ def _conv(ctx, eqn, lhs, rhs):
                     raise JaxprImportError("input dilation with padding is not supported")
             li[lspec[2 + k]] = pos
         body = S.mul(guard, S.mul(_read(lhs, li), rhs.at(tuple(ri))))
-        _int_sum_check(ctx, eqn, kind, body)
+        _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
@@ -2156,7 +2281,7 @@ def _window_sum(ctx, eqn, x):
             bound.append(v)
             ks.append(pv)
         body = _read(x, _window(eqn, x, idx, ks))
-        _int_sum_check(ctx, eqn, kind, body)
+        _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
         return body
