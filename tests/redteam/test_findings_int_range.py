@@ -122,3 +122,18 @@ def test_a_shift_past_int32_is_read_in_int32():
     f.defvjp(lambda x: (f(x), None), lambda r, g: (g * (jnp.arange(g.shape[0]) == 0).astype(g.dtype),))
     cert = verigrad.certify(f, shapes={"x": "n"})
     assert cert.status != "PROVED", cert.status
+
+
+def test_rt39_int_min_divided_by_minus_one_states_its_range():
+    """RT-39 (helper-6): ``lax.div(C - i, -1)`` is ``i - C`` over the integers, but XLA's
+    ``INT_MIN / -1`` is INT_MIN: at n = 2^20, where ``C - i`` reaches -2^31, the forward's
+    ``> 0`` is false. The quotient states the sizes it stays inside for, below that one."""
+    from jax import lax
+    c = -2 ** 31 + 2 ** 20 - 1
+    f = _make(lambda x: lax.div(jnp.int32(c) - jnp.arange(x.shape[0], dtype=jnp.int32), jnp.int32(-1)) > 0)
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status != "PROVED" or any("div at" in a and "for sizes up to 1048575" in a for a in cert.assumptions), \
+        cert.assumptions
+    # the constant case wraps exactly: INT_MIN / -1 is INT_MIN, so 'keep' is 0 and the backward g is wrong
+    g = _make(lambda x: lax.div(jnp.full(x.shape, -2 ** 31, jnp.int32), jnp.int32(-1)) > 0)
+    assert verigrad.certify(g, shapes={"x": "n"}).status != "PROVED"

@@ -907,7 +907,15 @@ def _int_divrem(which, real=False):
             if parts is None:
                 raise JaxprImportError(f"integer {which} by {pb}, which is not provably non-zero, is not supported "
                                        "(XLA's result for a zero divisor is not the quotient)")
-            return parts[0] if which == "div" else parts[1]
+            if which == "rem":
+                return parts[1]
+            if kind == "int" and not nonneg(pb - 1):
+                # |q| <= |a|, and q = -a at a divisor of -1: INT_MIN / -1 is 2^31, which wraps
+                # to INT_MIN in XLA (RT-39); -a inside the range keeps q inside
+                if S.int_poly(parts[0]) is not None:
+                    return fits(ctx, eqn, parts[0], _dtype(eqn))
+                fits(ctx, eqn, S.int_value(-pa), _dtype(eqn))
+            return parts[0]
         return _note(ctx, Tensor(shape, entry, kind), Facts(integral=True), (a, b))
     return apply
 

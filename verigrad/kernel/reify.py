@@ -1,6 +1,6 @@
-"""Normal forms back to terms (proves nothing; must only be faithful).
-
-Used to state side conditions and to show the residual of a failed decision.
+"""Normal forms back to terms (proves nothing; must only be faithful): to state side conditions
+and to show the residual of a failed decision. The partial ``d f / d x_k`` of an opaque ``f``
+is the symbol ``f'k``, whose name no user's function (an identifier) can have.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ _ATOMS = {
     N.ExpA: lambda a: T.Func("exp", (_mono(a.m),)),
     N.LogA: lambda a: T.Func("log", (reify(a.u),)),
     N.FnA: lambda a: T.Func(a.fn, tuple(reify(u) for u in a.args)),
-    N.DFnA: lambda a: T.Func(T.ScalarFn(f"{a.fn.name}_d{a.k}", a.fn.arity), tuple(reify(u) for u in a.args)),
+    N.DFnA: lambda a: T.Func(T._intern(T.ScalarFn, (f"{a.fn.name}'{a.k}", a.fn.arity)), tuple(map(reify, a.args))),
     N.ParenA: lambda a: reify(a.u),
     N.SumA: lambda a: _sums(a.binders, _mono(a.m)),
     N.MaxA: lambda a: T.ReduceMax(a.b, reify(a.u), a.kind),

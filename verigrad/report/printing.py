@@ -360,7 +360,7 @@ def _text(t):
         return f"({text(t.body)})|{{{at}}}", 5
     if isinstance(t, T.Deriv):
         v = shown(_oname(t.var)) + (f"[{', '.join(_idx(e) for e in t.idx)}]" if t.idx else "")
-        return f"d({text(t.body)})/d{v}", 5
+        return f"d({text(t.body)})/d{v}", 2          # a quotient: (d(x^2)/dx)^2 is no second derivative
     return f"<{type(t).__name__}>", 5
 
 

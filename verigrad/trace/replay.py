@@ -73,6 +73,18 @@ def decode(x, objs):
     raise TraceError(f"malformed argument {x!r}")
 
 
+def _scalar_fn(name, arity):
+    """A function symbol; ``f'0`` is reify's symbol of ``d f / d x_0``, which no user function
+    can be named (not an identifier): rebuilt as reify builds it, from a valid ``f``."""
+    if "'" in name:
+        base, k = name.rsplit("'", 1)
+        _scalar_fn(base, arity)
+        if not k.isdigit() or int(k) >= arity:
+            raise TraceError(f"function symbol {name!r}: not a partial derivative of {base}")
+        return T._intern(T.ScalarFn, (name, arity))
+    return T.ScalarFn(name, arity)
+
+
 def build(entry, objs):
     """One object of the table, from earlier ones."""
     kind, *args = entry
@@ -97,7 +109,7 @@ def build(entry, objs):
     if kind == "floordiv":  # its value: a // m, simplified as the kernel does
         return floordiv(*args)
     if kind == "scalarfn":
-        return T.ScalarFn(*args)
+        return _scalar_fn(*args)
     if kind == "tensorfn":
         return T.TensorFn(*args)
     if kind == "fnlam":
