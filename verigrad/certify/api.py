@@ -413,6 +413,14 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         settings["static"] = {k: repr(v) for k, v in ob.statics.items()}
     if ob.stopped:
         settings["stop_gradient"] = "jax: derivative zero (" + ", ".join(v.name for v, _ in ob.stopped) + ")"
+    rules = getattr(ob, "custom_rules", [])
+    if rules:
+        # RT-35: which reading of the inner custom_jvp / custom_vjp rules the claim is about
+        settings["custom_rules"] = (
+            "read by their primal bodies, not by the rules JAX differentiates with: " + ", ".join(rules)
+            if getattr(ob, "stop_gradient", "jax") == "identity" else
+            "each agrees with the derivative of its primal body at every sample (the body is read): "
+            + ", ".join(rules))
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,
