@@ -193,18 +193,21 @@ class _Sites:
         self.count = 0
 
     def normal(self, shape, dtype):
-        """Standard normal values (a cheap hash of the position and the draw's seed: XLA
-        compiles it in no time, unlike a counter-based generator)."""
+        """Standard normal values from an integer hash of the position, the draw's seed and
+        a counter (exact integer arithmetic: however XLA fuses it, every use of one array
+        sees the same numbers; a counter-based generator would compile far slower)."""
         import jax.numpy as jnp
+        from jax import lax
         self.count += 1
         n = int(np.prod(shape)) if shape else 1
-        i = jnp.arange(n, dtype=jnp.float64) + 1.0
-        s = self.key * 1.618033988749895 + 0.7548776662466927 * self.count
 
-        def u(k):
-            h = jnp.sin(i * (12.9898 + 0.917 * k) + s * (78.233 + 0.31 * k)) * 43758.5453
-            return jnp.clip(h - jnp.floor(h), 1e-12, 1.0 - 1e-12)
-        z = jnp.sqrt(-2.0 * jnp.log(u(0))) * jnp.cos(2.0 * jnp.pi * u(1))
+        def bits(k):
+            h = lax.iota(jnp.uint32, n) * jnp.uint32(0x9E3779B1) + self.key + jnp.uint32(
+                (0x632BE5AB * (2 * self.count + k)) % 2 ** 32)
+            for mul, shift in ((0x85EBCA6B, 16), (0xC2B2AE35, 13), (0x27D4EB2F, 16)):
+                h = (h ^ (h >> shift)) * jnp.uint32(mul)
+            return (h ^ (h >> 15)).astype(jnp.float64) * 2.0 ** -32 + 2.0 ** -33
+        z = jnp.sqrt(-2.0 * jnp.log(bits(0))) * jnp.cos(2.0 * jnp.pi * bits(1))
         return jnp.reshape(z, shape).astype(dtype)
 
     def check(self, eqn, ins, deps, outer=""):
@@ -458,14 +461,14 @@ def check(ob) -> str | None:
             holder.clear()
             out = []
             for g, c in enumerate(closed):
-                sites = _Sites(seed + 0.37 * g, (abc[0], abc[1], abc[2]))
+                sites = _Sites(seed + np.uint32(7919 * g), (abc[0], abc[1], abc[2]))
                 _interpret(c.jaxpr, c.consts, list(flat[g * k:(g + 1) * k]), real, sites, live_out)
                 holder.append(sites)
                 out.append(sites.values)
             return out
         try:
             flat0 = [a for _, row in draws for a in row[0]]
-            compiled = jax.jit(program).lower(np.float64(0.0), np.zeros(3), *flat0).compile(QUICK_COMPILE)
+            compiled = jax.jit(program).lower(np.uint32(0), np.zeros(3), *flat0).compile(QUICK_COMPILE)
         except RuleRefused as e:
             return str(e)
         for sites in holder:
@@ -474,7 +477,7 @@ def check(ob) -> str | None:
                 return f"the custom rule of {fun}, called at {where}, cannot be checked: {why}"
         for r, kind in enumerate(DRAWS):
             flat = [a for _, row in draws for a in row[r]]
-            out = compiled(np.float64(1.0 + 2.17 * r), np.asarray(_FRESH[kind], dtype=np.float64), *flat)
+            out = compiled(np.uint32(104729 * (r + 1)), np.asarray(_FRESH[kind], dtype=np.float64), *flat)
             for (sizes, _), sites, per_size in zip(draws, holder, out):
                 for (desc, names), comps in zip(sites.labels, per_size):
                     for name, (rv_, bv_) in zip(names, comps):
