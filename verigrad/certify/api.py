@@ -24,7 +24,10 @@ Options (each also a command-line flag of ``verigrad certify``):
 - ``assume=["sum(targets, -1) == 1"]``: preconditions (``verigrad.certify.assume``),
   listed on the certificate; what is proved holds for every input satisfying them;
 - ``stop_gradient="jax"`` (default): ``stop_gradient`` has derivative zero, as when JAX
-  differentiates the forward; ``"identity"``: the value passes (the mathematical reading);
+  differentiates the forward, and an inner ``custom_jvp``/``custom_vjp`` is read by its
+  primal body only where its rule agrees with that body's derivative (``custom_rules``;
+  otherwise UNKNOWN); ``"identity"``: the value passes and inner custom rules are their
+  primal bodies (the mathematical reading, stated on the certificate);
 - ``mask_value_as_inf=True``: a finite mask value (a constant at most -1e8, such as
   ``-0.7 * float32 max``) is read as -inf. By default it is the real number it is, and a
   masked probability ``exp(M - m)`` is positive: a backward that treats it as zero is
@@ -413,6 +416,14 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         settings["static"] = {k: repr(v) for k, v in ob.statics.items()}
     if ob.stopped:
         settings["stop_gradient"] = "jax: derivative zero (" + ", ".join(v.name for v, _ in ob.stopped) + ")"
+    rules = getattr(ob, "custom_rules", [])
+    if rules:
+        # RT-35: which reading of the inner custom_jvp / custom_vjp rules the claim is about
+        settings["custom_rules"] = (
+            "read by their primal bodies, not by the rules JAX differentiates with: " + ", ".join(rules)
+            if getattr(ob, "stop_gradient", "jax") == "identity" else
+            "each agrees with the derivative of its primal body at every sample (the body is read): "
+            + ", ".join(rules))
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,

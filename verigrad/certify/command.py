@@ -45,8 +45,10 @@ TARGET_OPTIONS = [
                          help="a precondition, stated on the certificate: 'sum(t, -1) == 1', 'x >= 0.5', "
                               "'any(mask, -1)'")),
     (("--stop-gradient",), dict(dest="stop_gradient", choices=("jax", "identity"), default=None,
-                                help="jax (default): stop_gradient has derivative zero, as JAX differentiates the "
-                                     "forward; identity: the value passes (the mathematical reading)")),
+                                help="jax (default): stop_gradient has derivative zero and inner custom_jvp/custom_vjp "
+                                     "rules are honoured, as JAX differentiates the forward; identity: the value "
+                                     "passes and inner custom rules read as their primal bodies (the mathematical "
+                                     "reading)")),
     (("--mask-value-as-inf",), dict(dest="mask_value_as_inf", action="store_true", default=None,
                                     help="read a finite mask value (a constant <= -1e8) as -inf; stated as an "
                                          "assumption (fully masked rows are then not covered)")),

@@ -301,6 +301,17 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.combined_fn = combined
     ob.structs, ob.out_tree, ob.returned = structs, out_tree, returned
     ob.jaxprs = (closed_f, closed_c)      # the closed jaxprs imported (the primal's, fwd and bwd's)
+    ob.given_structs = given_structs is not None
+    ob.stop_gradient = settings.stop_gradient
+    from .custom_rules import check as check_custom_rules, custom_call_names, has_custom_calls, trace_rules
+    ob.custom_rules = custom_call_names(closed_f) if has_custom_calls(closed_f) else []
+    if ob.custom_rules and settings.stop_gradient == "jax":
+        # the importer reads an inner custom_jvp/custom_vjp by its primal body; JAX differentiates
+        # by its rule: the two must agree, or nothing is claimed (red team RT-35)
+        trace_rules(closed_f)
+        problem = check_custom_rules(ob)
+        if problem is not None:
+            raise JaxprImportError(problem, located=True)
     return ob
 
 

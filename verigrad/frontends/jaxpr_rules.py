@@ -2357,7 +2357,10 @@ RULES["reduce_window_min"] = _window_extremum("min")
 def _call(ctx, eqn, *ins):
     """A call's body is inlined: ``jax.nn.relu``, ``gelu``, ``softmax`` arrive wrapped in
     these. For custom_jvp/custom_vjp calls the primal body is the function's meaning;
-    ``jax.checkpoint`` (``remat2``) computes its body. The body's values keep their facts."""
+    JAX differentiates them by their rules instead, so certify, under JAX's reading, first
+    checks that each rule agrees with its body's derivative (``certify/custom_rules.py``,
+    RT-35). ``jax.checkpoint`` (``remat2``) computes its body. The body's values keep
+    their facts."""
     p = eqn.params
     body = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
     if body is None:
