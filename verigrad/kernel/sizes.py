@@ -191,13 +191,13 @@ class Poly(_Frozen):
                 if cm is None:
                     cm = _canonical[m] = _canonical_mono(m)
                 canon[cm] = canon.get(cm, 0) + c
-            items = tuple(sorted(((m, c) for m, c in canon.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
+            items = tuple(sorted([(m, c) for m, c in canon.items() if c != 0], key=lambda mc: _mono_key(mc[0])))
             hit = _poly_cache[key] = _intern(cls, items)
         return hit
 
     def _init(self, *items):
         _set(self, terms=MappingProxyType(dict(items)), _vars=None,
-             skey="+".join(f"{c}*{_mono_key(m)}" for m, c in items) or "0")
+             skey="+".join([f"{c}*{_mono_key(m)}" for m, c in items]) or "0")
 
     # -- construction -------------------------------------------------------------
     @staticmethod
@@ -234,10 +234,10 @@ class Poly(_Frozen):
         return self._vars
 
     def index_atoms(self) -> frozenset:
-        return frozenset(s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv)))
+        return frozenset([s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv))])
 
     def index_vars(self) -> frozenset:
-        return frozenset(s for s in self.symbols() if isinstance(s, IndexVar))
+        return frozenset([s for s in self.symbols() if isinstance(s, IndexVar)])
 
     def top_atoms(self) -> set:
         return {s for m in self.terms for s, _ in m}
@@ -290,7 +290,7 @@ class Poly(_Frozen):
         """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt), memoized."""
         if not mapping or self.symbols().isdisjoint(mapping):
             return self
-        key = (self, frozenset((s, as_poly(v)) for s, v in mapping.items() if s in self._vars))
+        key = (self, frozenset([(s, as_poly(v)) for s, v in mapping.items() if s in self._vars]))
         if key in _substs:
             return _substs[key]
         out: dict = {}
@@ -351,7 +351,7 @@ _mono_keys: dict = {}
 def _mono_key(m) -> str:
     k = _mono_keys.get(m)
     if k is None:
-        k = _mono_keys[m] = ".".join(f"{s.skey}^{k}" for s, k in m)
+        k = _mono_keys[m] = ".".join([f"{s.skey}^{k}" for s, k in m])
     return k
 
 

@@ -846,4 +846,4 @@ class _Subst:
 
 
 def _size_syms(p: Poly) -> frozenset:
-    return frozenset(s for s in p.symbols() if isinstance(s, SizeSym))
+    return frozenset([s for s in p.symbols() if isinstance(s, SizeSym)])
