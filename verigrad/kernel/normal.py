@@ -421,10 +421,7 @@ class Normalizer:
         return nf_of(out)
 
     def prod(self, xs) -> NF:
-        out = ONE
-        for x in xs:
-            out = self.mul(out, x)
-        return out
+        return functools.reduce(self.mul, xs, ONE)      # (left to right, each x made as it is needed)
 
     def mono_mul(self, m1: Mono, m2: Mono) -> NF:
         if m1 is ONE_MONO:
@@ -1636,8 +1633,7 @@ def _reads_apart(x, i: IndexVar, j: IndexVar, w: Poly, seen: set) -> bool:
 
 @functools.cache
 def _spelled(i: IndexVar, j: IndexVar) -> str:
-    """The key of ``i*w + j`` (``w`` the range of ``j``) that ``_merged`` looks for in a monomial's
-    (built as one polynomial: this runs for every pair of a sum's binders)."""
+    """The key of ``i*w + j`` (``w`` the range of ``j``) that ``_merged`` looks for in a monomial's."""
     return Poly({**{((i, 1),) + m: c for m, c in j.size.terms.items()}, ((j, 1),): 1}).skey
 
 

@@ -177,7 +177,7 @@ class FloorDiv(IntSym):
 class Poly(_Frozen):
     """A polynomial with integer coefficients over IntSyms; canonical and interned.
     ``terms`` maps each monomial (a sorted tuple of ``(symbol, power)``) to its coefficient."""
-    __slots__ = ("_args", "terms", "skey", "_vars", "__weakref__")
+    __slots__ = ("_args", "terms", "skey", "_vars", "_ivars", "__weakref__")
 
     def __new__(cls, terms: dict):
         key = frozenset(terms.items())
@@ -196,7 +196,7 @@ class Poly(_Frozen):
         return hit
 
     def _init(self, *items):
-        _set(self, terms=MappingProxyType(dict(items)), _vars=None,
+        _set(self, terms=MappingProxyType(dict(items)), _vars=None, _ivars=None,
              skey="+".join([f"{c}*{_mono_key(m)}" for m, c in items]) or "0")
 
     # -- construction -------------------------------------------------------------
@@ -237,7 +237,9 @@ class Poly(_Frozen):
         return frozenset([s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv))])
 
     def index_vars(self) -> frozenset:
-        return frozenset([s for s in self.symbols() if isinstance(s, IndexVar)])
+        if self._ivars is None:     # (kept: asked of every index of every atom and term made)
+            object.__setattr__(self, "_ivars", frozenset([s for s in self.symbols() if isinstance(s, IndexVar)]))
+        return self._ivars
 
     def top_atoms(self) -> set:
         return {s for m in self.terms for s, _ in m}
