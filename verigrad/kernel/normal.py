@@ -263,7 +263,7 @@ class RIndA(Atom):
         c0 = sum((Fraction(c) for m, c in u.terms if m is ONE_MONO), Fraction(0))
         if lam < 0:
             rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
-        self.w = NF(tuple((m, _q(Fraction(c) / lam)) for m, c in var))
+        self.w = NF(tuple([(m, _q(Fraction(c) / lam)) for m, c in var]))
         self.t, self.lo, self.strict = -c0 / lam, rel in (">", ">="), rel in (">", "<")
 
 
@@ -400,7 +400,7 @@ class Normalizer:
             return x
         if c == 0:
             return ZERO
-        return NF(tuple((m, _q(k * c)) for m, k in x.terms))
+        return NF(tuple([(m, _q(k * c)) for m, k in x.terms]))
 
     def sub(self, a: NF, b: NF) -> NF:
         return self.add(a, self.scale(b, -1))
@@ -1279,7 +1279,7 @@ class Normalizer:
         if isinstance(t, T.IntVal):
             return self.int_value(sub(t.poly))
         if isinstance(t, T.Index):
-            e = tuple(sub(p) for p in t.idx)
+            e = tuple([sub(p) for p in t.idx])
             out = n(t.base, e + idx, env)
             if t.total:
                 for p, s in zip(e, t.base.shape):
@@ -1296,7 +1296,7 @@ class Normalizer:
         if isinstance(t, T.Pow):
             return self.pow(n(t.base, idx, env), t.exponent, self.sign(t.base) == "pos")
         if isinstance(t, T.Func):
-            return self.fn(t.fn, tuple(n(a, at(a), env) for a in t.operands))
+            return self.fn(t.fn, tuple([n(a, at(a), env) for a in t.operands]))
         if isinstance(t, (T.Sum, T.ReduceMax)):
             b = fresh_index(t.idx.size, t.idx.name)
             body = n(t.body, idx, {**env, t.idx: Poly.sym(b)})
@@ -1311,24 +1311,24 @@ class Normalizer:
         if isinstance(t, T.Named):
             return n(t.body, idx, env)
         if isinstance(t, (T.Apply, T.Vjp)):
-            args = tuple(self.tensor_of(a, env) for a in t.operands)
+            args = tuple([self.tensor_of(a, env) for a in t.operands])
             if isinstance(t, T.Apply):
                 return nf_atom(ApplyA(t.fn, None, args, idx))
             temps = [fresh_index(s) for s in t.cot.shape]
-            out_idx = tuple(Poly.sym(v) for v in temps)
+            out_idx = tuple([Poly.sym(v) for v in temps])
             return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(ApplyA(t.fn, t.argno, args, out_idx + idx))))
         if isinstance(t, T.At):
             # Only a body that takes no derivative in its params normalizes (by substitution).
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
-            return self.derive(n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
+            return self.derive(n(t.body, (), env), t.var, tuple([sub(p) for p in t.idx]))
         if hasattr(t, "normal_form"):       # a term of an extension module (permutation.py)
             return t.normal_form(self, idx, env)
         raise KernelError(f"cannot normalize {type(t).__name__}")
 
     def tensor_of(self, t: T.Term, env) -> TensorNF:
         temps = [fresh_index(s) for s in t.shape]
-        return self.tensor(temps, self.norm(t, tuple(Poly.sym(v) for v in temps), env))
+        return self.tensor(temps, self.norm(t, tuple([Poly.sym(v) for v in temps]), env))
 
     def sign(self, t: T.Term):
         """'pos', 'nonneg' or None: what the term's structure shows about its entries."""

@@ -325,7 +325,7 @@ class Poly(_Frozen):
             if k > 1 or any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in m):
                 return None
             if k:
-                a[tuple((s, e) for s, e in m if s is not v)] = c
+                a[tuple([(s, e) for s, e in m if s is not v])] = c
             else:
                 b[m] = c
         return Poly(a), Poly(b)
@@ -367,7 +367,7 @@ def _canonical_mono(m) -> tuple:
         if not isinstance(s, IntSym) or isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise KernelError(f"{m!r} is not a monomial: pairs of a symbol and a power >= 0")
         powers[s] = powers.get(s, 0) + k
-    return tuple(sorted(((s, k) for s, k in powers.items() if k), key=lambda sk: sk[0].skey))
+    return tuple(sorted([(s, k) for s, k in powers.items() if k], key=lambda sk: sk[0].skey))
 
 
 ZERO = Poly({})
@@ -416,7 +416,7 @@ def _range_of(s: IntSym):
 def _bound(p: Poly, want_low: bool):
     """A Poly free of index atoms bounding ``p`` from below (or above), or None."""
     while True:
-        atoms = sorted(a for a in p.top_atoms() if isinstance(a, (IndexVar, FloorDiv)))
+        atoms = sorted([a for a in p.top_atoms() if isinstance(a, (IndexVar, FloorDiv))])
         if not atoms:
             return p
         v = atoms[-1]
@@ -502,12 +502,12 @@ def _renamed(p: Poly) -> Poly:
     every other symbol is a size (keyed "s:...") or keyed below "it:" (the temporaries'
     prefix), this one-to-one renaming keeps every comparison, every step and the answer
     the same. Left alone with a floor division (its key spells the names)."""
-    temps = sorted(s for s in p.symbols() if isinstance(s, IndexVar) and s.tag == "t")
+    temps = sorted([s for s in p.symbols() if isinstance(s, IndexVar) and s.tag == "t"])
     if not temps or len(temps) > 9999 or any(
             isinstance(s, FloorDiv) or not (isinstance(s, SizeSym) or s.skey < "it:" or s in temps) for s in p.symbols()):
         return p
     new = {v: _reserved(f"_{k:04d}", v.size, "t") for k, v in enumerate(temps)}
-    return Poly({tuple((new.get(s, s), k) for s, k in m): c for m, c in p.terms.items()})
+    return Poly({tuple([(new.get(s, s), k) for s, k in m]): c for m, c in p.terms.items()})
 
 
 def _nonneg(p: Poly) -> bool:
@@ -548,7 +548,7 @@ def divide_exact(a: Poly, m: Poly):
         have = dict(mono)
         if all(have.get(s, 0) >= k for s, k in need.items()):
             rest = {s: k - need.get(s, 0) for s, k in have.items()}
-            q[tuple(sorted(((s, k) for s, k in rest.items() if k), key=lambda sk: sk[0].skey))] = c
+            q[tuple(sorted([(s, k) for s, k in rest.items() if k], key=lambda sk: sk[0].skey))] = c
         else:
             r[mono] = c
     return Poly(q), Poly(r)
