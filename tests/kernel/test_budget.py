@@ -2,7 +2,7 @@
 
 The project's budget for ``verigrad/kernel/`` is 3,500 physical lines (``cat
 verigrad/kernel/*.py | wc -l``), so that one person can read the kernel in a sitting. It
-is NOT met: on 2026-12-01 the kernel has 4,522 physical lines, 3,141 of them code (as
+is NOT met: on 2026-12-01 the kernel has 4,521 physical lines, 3,140 of them code (as
 cloc counts: a line with a token other than a comment or a docstring); the rest are
 blank lines between definitions, docstrings and comments, which say why each rule is
 sound. What it holds: the decision procedure (``normal.py``, 1,679 lines: the normal
@@ -30,7 +30,7 @@ import tokenize
 from pathlib import Path
 
 BUDGET = 3_500               # lines of code; and the project's budget for physical lines
-PHYSICAL_CEILING = 4_522     # the physical lines today: the budget above is not met, the kernel may not grow
+PHYSICAL_CEILING = 4_521     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}

@@ -29,7 +29,7 @@ def derivative(nz: Normalizer, u: NF, var, P) -> NF:
     key = (u, var, P)
     hit = nz._der.get(key)
     if hit is None:
-        hit = nz._der[key] = nz.add(*(nz.scale(_mono(nz, m, var, P), c) for m, c in u.terms if var in m.tvars))
+        hit = nz._der[key] = nz.add(*[nz.scale(_mono(nz, m, var, P), c) for m, c in u.terms if var in m.tvars])
     return hit
 
 

@@ -101,7 +101,7 @@ def _of(cache: dict, cls, d: dict):
     key = frozenset(d.items())
     hit = cache.get(key)
     if hit is None:
-        hit = cache[key] = cls(tuple(sorted(((x, _q(v)) for x, v in d.items() if v != 0), key=lambda xv: xv[0].skey)))
+        hit = cache[key] = cls(tuple(sorted([(x, _q(v)) for x, v in d.items() if v != 0], key=lambda xv: xv[0].skey)))
     return hit
 
 
@@ -219,7 +219,7 @@ class EntryA(Atom):
         # where the indices are provably in range (the common case, checked here).
         inside = ("positive" in f or "nonzero" in f) \
             and all(nonneg(p) and nonneg(s - 1 - p) for p, s in zip(idx, var.shape))
-        self._set(f"{var.skey}[{','.join(p.skey for p in idx)}]", positive="positive" in f and inside,
+        self._set(f"{var.skey}[{','.join([p.skey for p in idx])}]", positive="positive" in f and inside,
                   nonneg="nonneg" in f, nonzero="nonzero" in f and inside, integer="integer" in f)
 
 
@@ -263,7 +263,7 @@ class RIndA(Atom):
         c0 = sum((Fraction(c) for m, c in u.terms if m is ONE_MONO), Fraction(0))
         if lam < 0:
             rel = {">": "<", ">=": "<=", "<": ">", "<=": ">="}[rel]
-        self.w = NF(tuple((m, _q(Fraction(c) / lam)) for m, c in var))
+        self.w = NF(tuple([(m, _q(Fraction(c) / lam)) for m, c in var]))
         self.t, self.lo, self.strict = -c0 / lam, rel in (">", ">="), rel in (">", "<")
 
 
@@ -279,7 +279,7 @@ class LogA(Atom):
 
 class FnA(Atom):
     def _build(self, fn, args):
-        self._set(f"fn:{fn if isinstance(fn, str) else fn.skey}(" + ",".join(u.skey for u in args) + ")")
+        self._set(f"fn:{fn if isinstance(fn, str) else fn.skey}(" + ",".join([u.skey for u in args]) + ")")
 
 
 class DFnA(Atom):
@@ -294,7 +294,7 @@ class ParenA(Atom):
 
 class SumA(Atom):
     def _build(self, binders, m):
-        self._set(f"sum[{','.join(b.skey for b in binders)}]{{{m.skey}}}",
+        self._set(f"sum[{','.join([b.skey for b in binders])}]{{{m.skey}}}",
                   positive=m.positive and all(ppositive(b.size) for b in binders), nonneg=m.nonneg, integer=m.integer)
         self.ivars, self.height = m.ivars - set(binders), m.height + 1
 
@@ -400,7 +400,7 @@ class Normalizer:
             return x
         if c == 0:
             return ZERO
-        return NF(tuple((m, _q(k * c)) for m, k in x.terms))
+        return NF(tuple([(m, _q(k * c)) for m, k in x.terms]))
 
     def sub(self, a: NF, b: NF) -> NF:
         return self.add(a, self.scale(b, -1))
@@ -421,10 +421,7 @@ class Normalizer:
         return nf_of(out)
 
     def prod(self, xs) -> NF:
-        out = ONE
-        for x in xs:
-            out = self.mul(out, x)
-        return out
+        return functools.reduce(self.mul, xs, ONE)      # (left to right, each x made as it is needed)
 
     def mono_mul(self, m1: Mono, m2: Mono) -> NF:
         if m1 is ONE_MONO:
@@ -573,7 +570,7 @@ class Normalizer:
     def subst_nf(self, x: NF, mp: dict) -> NF:
         if x.ivars.isdisjoint(mp):
             return x
-        return self.add(*(self.scale(self.subst_mono(m, mp), c) for m, c in x.terms))
+        return self.add(*[self.scale(self.subst_mono(m, mp), c) for m, c in x.terms])
 
     def subst_mono(self, m: Mono, mp: dict) -> NF:
         if m.ivars.isdisjoint(mp):
@@ -647,7 +644,7 @@ class Normalizer:
         change)."""
         if a.ivars.isdisjoint(mp):
             return a
-        key = (a, frozenset(kv for kv in mp.items() if kv[0] in a.ivars))
+        key = (a, frozenset([kv for kv in mp.items() if kv[0] in a.ivars]))
         hit = self._ren.get(key)
         if hit is None:
             hit = self._ren[key] = self._rename(a, mp)
@@ -1087,7 +1084,7 @@ class Normalizer:
             return x
         if len(x.terms) > 1:
             self.use("sum_linear")
-        return self.add(*(self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms))
+        return self.add(*[self.scale(self._sum_mono(list(binders), m), c) for m, c in x.terms])
 
     def _sum_mono(self, bs, m: Mono, merge: bool = True) -> NF:
         one = {b: S.ZERO for b in bs if b.size is S.ONE}
@@ -1175,7 +1172,7 @@ class Normalizer:
         outside = {a: e for a, e in m.factors if not a.ivars & bset}
         block = {b: frozenset([b]) for b in bs}     # each binder's connected block so far
         for a, _ in inside:
-            joined = frozenset().union(*(block[b] for b in a.ivars & bset))
+            joined = frozenset().union(*[block[b] for b in a.ivars & bset])
             block.update(dict.fromkeys(joined, joined))
         blocks: dict = {}
         for b in bs:
@@ -1201,7 +1198,7 @@ class Normalizer:
         ``sum_j e_j`` inside a larger sum becomes the same atom as a softmax's
         denominator, and the two cancel. Which ``v`` is an untrusted choice
         (``nest_order``): any is sound, a canonical one makes equal sums nest alike."""
-        scope = {b: frozenset(i for i, (a, _) in enumerate(factors) if b in a.ivars) for b in bs}
+        scope = {b: frozenset([i for i, (a, _) in enumerate(factors) if b in a.ivars]) for b in bs}
         v = self.choices.nest(list(bs), list(factors), scope)
         if v is None or len(scope[v]) == len(factors):
             return nf_atom(self._canon_sum(bs, factors))
@@ -1210,7 +1207,7 @@ class Normalizer:
         inner = self._nest(inner_bs, [factors[i] for i in sorted(scope[v])])
         outer = self.mul(nf_mono(mono_of({a: e for i, (a, e) in enumerate(factors) if i not in scope[v]})), inner)
         rest = [w for w in bs if w not in inner_bs]
-        return self.add(*(self.scale(self._sum_mono(rest, mono, merge=False), c) for mono, c in outer.terms))
+        return self.add(*[self.scale(self._sum_mono(rest, mono, merge=False), c) for mono, c in outer.terms])
 
     def _merged(self, m: Mono, i: IndexVar, j: IndexVar):
         """``(t, body)`` when ``m`` reads ``i`` and ``j`` only as ``i*w + j`` with ``w`` the
@@ -1282,7 +1279,7 @@ class Normalizer:
         if isinstance(t, T.IntVal):
             return self.int_value(sub(t.poly))
         if isinstance(t, T.Index):
-            e = tuple(sub(p) for p in t.idx)
+            e = tuple([sub(p) for p in t.idx])
             out = n(t.base, e + idx, env)
             if t.total:
                 for p, s in zip(e, t.base.shape):
@@ -1293,13 +1290,13 @@ class Normalizer:
             env2 = {**env, **dict(zip(t.idxs, idx[:k]))}
             return n(t.body, idx[k:], env2)
         if isinstance(t, T.Add):
-            return self.add(*(n(a, at(a), env) for a in t.terms))
+            return self.add(*[n(a, at(a), env) for a in t.terms])
         if isinstance(t, T.Mul):
             return self.prod(n(a, at(a), env) for a in t.terms)
         if isinstance(t, T.Pow):
             return self.pow(n(t.base, idx, env), t.exponent, self.sign(t.base) == "pos")
         if isinstance(t, T.Func):
-            return self.fn(t.fn, tuple(n(a, at(a), env) for a in t.operands))
+            return self.fn(t.fn, tuple([n(a, at(a), env) for a in t.operands]))
         if isinstance(t, (T.Sum, T.ReduceMax)):
             b = fresh_index(t.idx.size, t.idx.name)
             body = n(t.body, idx, {**env, t.idx: Poly.sym(b)})
@@ -1314,24 +1311,24 @@ class Normalizer:
         if isinstance(t, T.Named):
             return n(t.body, idx, env)
         if isinstance(t, (T.Apply, T.Vjp)):
-            args = tuple(self.tensor_of(a, env) for a in t.operands)
+            args = tuple([self.tensor_of(a, env) for a in t.operands])
             if isinstance(t, T.Apply):
                 return nf_atom(ApplyA(t.fn, None, args, idx))
             temps = [fresh_index(s) for s in t.cot.shape]
-            out_idx = tuple(Poly.sym(v) for v in temps)
+            out_idx = tuple([Poly.sym(v) for v in temps])
             return self.sum(temps, self.mul(n(t.cot, out_idx, env), nf_atom(ApplyA(t.fn, t.argno, args, out_idx + idx))))
         if isinstance(t, T.At):
             # Only a body that takes no derivative in its params normalizes (by substitution).
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
-            return self.derive(n(t.body, (), env), t.var, tuple(sub(p) for p in t.idx))
+            return self.derive(n(t.body, (), env), t.var, tuple([sub(p) for p in t.idx]))
         if hasattr(t, "normal_form"):       # a term of an extension module (permutation.py)
             return t.normal_form(self, idx, env)
         raise KernelError(f"cannot normalize {type(t).__name__}")
 
     def tensor_of(self, t: T.Term, env) -> TensorNF:
         temps = [fresh_index(s) for s in t.shape]
-        return self.tensor(temps, self.norm(t, tuple(Poly.sym(v) for v in temps), env))
+        return self.tensor(temps, self.norm(t, tuple([Poly.sym(v) for v in temps]), env))
 
     def sign(self, t: T.Term):
         """'pos', 'nonneg' or None: what the term's structure shows about its entries."""
@@ -1637,7 +1634,7 @@ def _reads_apart(x, i: IndexVar, j: IndexVar, w: Poly, seen: set) -> bool:
 @functools.cache
 def _spelled(i: IndexVar, j: IndexVar) -> str:
     """The key of ``i*w + j`` (``w`` the range of ``j``) that ``_merged`` looks for in a monomial's."""
-    return (i * j.size + j).skey
+    return Poly({**{((i, 1),) + m: c for m, c in j.size.terms.items()}, ((j, 1),): 1}).skey
 
 
 _units: dict = {}

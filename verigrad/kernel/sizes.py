@@ -177,7 +177,7 @@ class FloorDiv(IntSym):
 class Poly(_Frozen):
     """A polynomial with integer coefficients over IntSyms; canonical and interned.
     ``terms`` maps each monomial (a sorted tuple of ``(symbol, power)``) to its coefficient."""
-    __slots__ = ("_args", "terms", "skey", "_vars", "__weakref__")
+    __slots__ = ("_args", "terms", "skey", "_vars", "_ivars", "__weakref__")
 
     def __new__(cls, terms: dict):
         key = frozenset(terms.items())
@@ -191,13 +191,13 @@ class Poly(_Frozen):
                 if cm is None:
                     cm = _canonical[m] = _canonical_mono(m)
                 canon[cm] = canon.get(cm, 0) + c
-            items = tuple(sorted(((m, c) for m, c in canon.items() if c != 0), key=lambda mc: _mono_key(mc[0])))
+            items = tuple(sorted([(m, c) for m, c in canon.items() if c != 0], key=lambda mc: _mono_key(mc[0])))
             hit = _poly_cache[key] = _intern(cls, items)
         return hit
 
     def _init(self, *items):
-        _set(self, terms=MappingProxyType(dict(items)), _vars=None,
-             skey="+".join(f"{c}*{_mono_key(m)}" for m, c in items) or "0")
+        _set(self, terms=MappingProxyType(dict(items)), _vars=None, _ivars=None,
+             skey="+".join([f"{c}*{_mono_key(m)}" for m, c in items]) or "0")
 
     # -- construction -------------------------------------------------------------
     @staticmethod
@@ -234,10 +234,12 @@ class Poly(_Frozen):
         return self._vars
 
     def index_atoms(self) -> frozenset:
-        return frozenset(s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv)))
+        return frozenset([s for s in self.symbols() if isinstance(s, (IndexVar, FloorDiv))])
 
     def index_vars(self) -> frozenset:
-        return frozenset(s for s in self.symbols() if isinstance(s, IndexVar))
+        if self._ivars is None:     # (kept: asked of every index of every atom and term made)
+            object.__setattr__(self, "_ivars", frozenset([s for s in self.symbols() if isinstance(s, IndexVar)]))
+        return self._ivars
 
     def top_atoms(self) -> set:
         return {s for m in self.terms for s, _ in m}
@@ -290,7 +292,7 @@ class Poly(_Frozen):
         """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt), memoized."""
         if not mapping or self.symbols().isdisjoint(mapping):
             return self
-        key = (self, frozenset((s, as_poly(v)) for s, v in mapping.items() if s in self._vars))
+        key = (self, frozenset([(s, as_poly(v)) for s, v in mapping.items() if s in self._vars]))
         if key in _substs:
             return _substs[key]
         out: dict = {}
@@ -323,7 +325,7 @@ class Poly(_Frozen):
             if k > 1 or any(isinstance(s, FloorDiv) and v in s.symbols() for s, _ in m):
                 return None
             if k:
-                a[tuple((s, e) for s, e in m if s is not v)] = c
+                a[tuple([(s, e) for s, e in m if s is not v])] = c
             else:
                 b[m] = c
         return Poly(a), Poly(b)
@@ -351,7 +353,7 @@ _mono_keys: dict = {}
 def _mono_key(m) -> str:
     k = _mono_keys.get(m)
     if k is None:
-        k = _mono_keys[m] = ".".join(f"{s.skey}^{k}" for s, k in m)
+        k = _mono_keys[m] = ".".join([f"{s.skey}^{k}" for s, k in m])
     return k
 
 
@@ -365,7 +367,7 @@ def _canonical_mono(m) -> tuple:
         if not isinstance(s, IntSym) or isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise KernelError(f"{m!r} is not a monomial: pairs of a symbol and a power >= 0")
         powers[s] = powers.get(s, 0) + k
-    return tuple(sorted(((s, k) for s, k in powers.items() if k), key=lambda sk: sk[0].skey))
+    return tuple(sorted([(s, k) for s, k in powers.items() if k], key=lambda sk: sk[0].skey))
 
 
 ZERO = Poly({})
@@ -414,7 +416,7 @@ def _range_of(s: IntSym):
 def _bound(p: Poly, want_low: bool):
     """A Poly free of index atoms bounding ``p`` from below (or above), or None."""
     while True:
-        atoms = sorted(a for a in p.top_atoms() if isinstance(a, (IndexVar, FloorDiv)))
+        atoms = sorted([a for a in p.top_atoms() if isinstance(a, (IndexVar, FloorDiv))])
         if not atoms:
             return p
         v = atoms[-1]
@@ -500,12 +502,12 @@ def _renamed(p: Poly) -> Poly:
     every other symbol is a size (keyed "s:...") or keyed below "it:" (the temporaries'
     prefix), this one-to-one renaming keeps every comparison, every step and the answer
     the same. Left alone with a floor division (its key spells the names)."""
-    temps = sorted(s for s in p.symbols() if isinstance(s, IndexVar) and s.tag == "t")
+    temps = sorted([s for s in p.symbols() if isinstance(s, IndexVar) and s.tag == "t"])
     if not temps or len(temps) > 9999 or any(
             isinstance(s, FloorDiv) or not (isinstance(s, SizeSym) or s.skey < "it:" or s in temps) for s in p.symbols()):
         return p
     new = {v: _reserved(f"_{k:04d}", v.size, "t") for k, v in enumerate(temps)}
-    return Poly({tuple((new.get(s, s), k) for s, k in m): c for m, c in p.terms.items()})
+    return Poly({tuple([(new.get(s, s), k) for s, k in m]): c for m, c in p.terms.items()})
 
 
 def _nonneg(p: Poly) -> bool:
@@ -546,7 +548,7 @@ def divide_exact(a: Poly, m: Poly):
         have = dict(mono)
         if all(have.get(s, 0) >= k for s, k in need.items()):
             rest = {s: k - need.get(s, 0) for s, k in have.items()}
-            q[tuple(sorted(((s, k) for s, k in rest.items() if k), key=lambda sk: sk[0].skey))] = c
+            q[tuple(sorted([(s, k) for s, k in rest.items() if k], key=lambda sk: sk[0].skey))] = c
         else:
             r[mono] = c
     return Poly(q), Poly(r)

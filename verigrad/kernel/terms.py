@@ -169,7 +169,7 @@ class Var(Term):
     @classmethod
     def _canon(cls, name, shape=(), facts=()):
         check_name(name, "variable")
-        shape = tuple(as_poly(s) for s in shape)
+        shape = tuple([as_poly(s) for s in shape])
         for s in shape:
             if s.index_atoms():
                 raise KernelError(f"variable {name}: size {s} depends on an index")
@@ -233,7 +233,7 @@ class Index(Term):
     @classmethod
     def _canon(cls, base, idx, total=False):
         base = as_term(base)
-        idx = tuple(as_poly(e) for e in idx)
+        idx = tuple([as_poly(e) for e in idx])
         if len(idx) > len(base.shape):
             raise KernelError(f"{len(idx)} indices for the rank-{len(base.shape)} term {base!r}")
         if not total:
@@ -279,7 +279,7 @@ class _Elementwise(Term):
 
     @classmethod
     def _canon(cls, terms):
-        terms = tuple(as_term(a) for a in terms)
+        terms = tuple([as_term(a) for a in terms])
         if len(terms) < 2:
             raise KernelError(f"{cls.__name__} needs at least two terms")
         return (terms,)
@@ -344,7 +344,7 @@ class Func(Term):
 
     @classmethod
     def _canon(cls, fn, operands):
-        args = tuple(as_term(a) for a in operands)
+        args = tuple([as_term(a) for a in operands])
         if isinstance(fn, str):
             if fn not in ELEMENTARY:
                 raise KernelError(f"unknown function {fn!r} (known: {', '.join(ELEMENTARY)})")
@@ -467,7 +467,7 @@ class Apply(Term):
     def _canon(cls, fn, operands):
         if not isinstance(fn, TensorFn):
             raise KernelError(f"{fn!r} is not a tensor function")
-        args = tuple(as_term(a) for a in operands)
+        args = tuple([as_term(a) for a in operands])
         if len(args) != len(fn.arg_shapes):
             raise KernelError(f"{fn.name} takes {len(fn.arg_shapes)} arguments, got {len(args)}")
         for k, (a, sh) in enumerate(zip(args, fn.arg_shapes)):
@@ -493,7 +493,7 @@ class Deriv(Term):
             raise KernelError(f"derivative with respect to {var!r}, which is not a variable")
         if "integer" in var.facts:
             raise KernelError(f"derivative with respect to {var.name}, which takes only integer values")
-        idx = tuple(as_poly(e) for e in idx)
+        idx = tuple([as_poly(e) for e in idx])
         if len(idx) != len(var.shape):
             raise KernelError(f"derivative with respect to {var.name} needs {len(var.shape)} indices, got {len(idx)}")
         for e, s in zip(idx, var.shape):
@@ -846,4 +846,4 @@ class _Subst:
 
 
 def _size_syms(p: Poly) -> frozenset:
-    return frozenset(s for s in p.symbols() if isinstance(s, SizeSym))
+    return frozenset([s for s in p.symbols() if isinstance(s, SizeSym)])
