@@ -1297,17 +1297,19 @@ def float_exact_limit(p: Poly, dt):
 def _index_to_float(ctx, eqn, t, p: Poly, dst, note: str):
     """An integer expression of the sizes converted to the float type ``dst``: exact where
     it stays within the integers ``dst`` holds; else the sizes up to which it does are
-    stated (RT-37: ``arange(n).astype(bfloat16)`` is exact only up to 256); a constant is
-    rounded as XLA rounds it (to nearest, ties to even)."""
+    stated (RT-37: ``arange(n).astype(bfloat16)`` is exact only up to 256); a constant
+    that ``dst`` rounds is refused (translation validation widens narrow floats, so it
+    could not check a rounded reading)."""
     m = _finfo(dst).nmant + 1
     if p.is_const():
         v = p.const_value()
         if abs(v) >= 2 ** 53 and _finfo(dst).nmant < 52:
             raise JaxprImportError(f"the integer {v} converted to {dst} is not modelled ({_where(eqn)})")
         f = float(np.asarray(float(v)).astype(dst))
-        if not np.isfinite(f):
-            raise JaxprImportError(f"the integer {v} converted to {dst} overflows to infinity ({_where(eqn)})")
-        return t if f == v else Num(Fraction(f))
+        if f != v:
+            raise JaxprImportError(f"the integer {v} converted to {dst} is not exact in it ({dst} rounds it to {f:g}; "
+                                   f"{_where(eqn)})")
+        return t
     limit = float_exact_limit(p, dst)
     if limit is None:
         _assume(ctx, note)
