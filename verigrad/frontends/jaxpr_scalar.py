@@ -8,7 +8,9 @@ place) as that closed form, any other as the simplest rational within four units
 last place of its dtype (``1 - 0.9`` is 1/10, so ``c + (1 - c) = 1`` holds as the
 programmer meant), or, where that needs a denominator over 10^7, as the shortest decimal
 that rounds to it (``0.044715`` is ``44715/10^6``). Derivatives of ``erf`` bring ``2/sqrt(pi)`` exactly, so a
-backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way.
+backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way. Where a value
+of the indices and sizes alone decides (a comparison, a pole), its constants are read as
+the rationals they are instead (``ExactFloat``, ``jaxpr_exact``: red team RT-36).
 
 Non-smooth operations become indicators, exact everywhere:
 
