@@ -23,7 +23,7 @@ import numpy as np
 from verigrad.kernel import KernelError, Term, Var
 from verigrad.kernel.sizes import IndexVar, Poly
 
-from . import jaxpr_x64
+from . import jaxpr_exact, jaxpr_x64
 from .jaxpr_errors import JaxprImportError  # noqa: E402,F401  (re-exported)
 from .jaxpr_owners import SYMBOL_OWNERS, register_owners, symbols_of
 from .jaxpr_core import (_SCOPE_LOWER, _lower_bound, _session, _unsessioned, array_const,  # noqa: E402,F401
@@ -80,7 +80,7 @@ class Importer:
                 raise JaxprImportError(f"unsupported primitive '{name}' at {where}", located=True)
             ins = [read(v) for v in eqn.invars]
             try:
-                outs = rule(self, eqn, *ins)
+                outs = jaxpr_exact.apply(self, eqn, rule, ins)   # twins where a discrete value decides
             except KernelError as e:
                 raise JaxprImportError(f"{name} at {where}: {e}", located=True) from None
             except JaxprImportError as e:
@@ -100,11 +100,14 @@ class Importer:
         kind = kind_of(aval.dtype)
         arr = np.asarray(val)
         dtype = aval.dtype if kind == "real" else None
-        return array_const(arr, kind) if arr.ndim else scalar_const(arr.item(), (), kind, dtype)
+        t = array_const(arr, kind) if arr.ndim else scalar_const(arr.item(), (), kind, dtype)
+        return jaxpr_exact.leaf(self, t, arr, dtype)
 
     def constant(self, c, aval) -> Tensor:
         if isinstance(c, (int, float, bool, np.number, np.ndarray)) or hasattr(c, "__array__"):
-            return array_const(np.asarray(c), kind_of(aval.dtype))
+            kind = kind_of(aval.dtype)
+            t = array_const(np.asarray(c), kind)
+            return jaxpr_exact.leaf(self, t, np.asarray(c), aval.dtype if kind == "real" else None)
         raise JaxprImportError(f"cannot import the constant {c!r}")
 
     def shape(self, aval) -> tuple:

@@ -166,24 +166,26 @@ class Tensor:
         return f"Tensor({', '.join(map(str, self.shape))}; {self.kind})"
 
 
-def scalar_const(value, shape=(), kind="real", dtype=None) -> Tensor:
-    """A tensor filled with one Python number (``dtype``: the float type it was written in)."""
-    from .jaxpr_scalar import number
+def scalar_const(value, shape=(), kind="real", dtype=None, exact=False) -> Tensor:
+    """A tensor filled with one Python number (``dtype``: the float type it was written in;
+    ``exact``: read as the rational the float is, its ``const`` an ``ExactFloat``)."""
+    from .jaxpr_scalar import ExactFloat, number
     v = float(value) if kind == "real" else int(value)
     if kind == "real" and not np.isfinite(v):
         def entry(idx):
             raise JaxprImportError(f"the non-finite constant {v} reaches a value the kernel must represent")
         return Tensor(shape, entry, kind, const=v)
-    t = number(value, dtype if kind == "real" else None)
-    return Tensor(shape, lambda idx: t, kind, const=v)
+    t = number(value, dtype if kind == "real" else None, exact=exact)
+    return Tensor(shape, lambda idx: t, kind, const=ExactFloat(v) if exact and kind == "real" else v)
 
 
-def array_const(arr: np.ndarray, kind: str, limit: int = 256) -> Tensor:
-    """A small constant array: entry ``I`` is ``sum_K arr[K] [I == K]``."""
+def array_const(arr: np.ndarray, kind: str, limit: int = 256, exact=False) -> Tensor:
+    """A small constant array: entry ``I`` is ``sum_K arr[K] [I == K]`` (``exact``: each
+    float read as the rational it is)."""
     arr = np.asarray(arr)
     dtype = arr.dtype if arr.dtype.kind == "f" else None
     if arr.ndim == 0 or np.all(arr == arr.flat[0]):
-        return scalar_const(arr.flat[0] if arr.size else 0, arr.shape, kind, dtype)
+        return scalar_const(arr.flat[0] if arr.size else 0, arr.shape, kind, dtype, exact)
     if arr.size > limit:
         raise JaxprImportError(f"a constant array of {arr.size} entries (shape {arr.shape}) is too large "
                                f"to import (at most {limit}); pass it as an argument instead")
@@ -198,7 +200,7 @@ def array_const(arr: np.ndarray, kind: str, limit: int = 256) -> Tensor:
             ind = number(1)
             for e, p in zip(idx, pos):
                 ind = mul(ind, Delta(e, p))
-            out = add(out, mul(number(arr[pos].item(), dtype), ind))
+            out = add(out, mul(number(arr[pos].item(), dtype, exact=exact), ind))
         return out
     return Tensor(arr.shape, entry, kind)
 

@@ -1279,6 +1279,71 @@ def _finfo(dt):
     return jnp.finfo(dt)
 
 
+def float_exact_limit(p: Poly, dt):
+    """The largest cap (at most SIZE_CAP) up to which the integer expression ``p`` stays
+    within ``2^(mantissa + 1)`` in magnitude, where the float type ``dt`` holds every integer
+    exactly, for every size and index value (float16: 2048, bfloat16: 256, float32: 2^24);
+    0 if it leaves that at the smallest sizes already, None if it cannot be bounded."""
+    top = 2 ** (_finfo(dt).nmant + 1)
+
+    def inside(cap):
+        r = index_range(p, cap)
+        return None if r is None else -top <= r[0] and r[1] <= top
+    ok = inside(SIZE_CAP)
+    if ok is None or ok:
+        return None if ok is None else SIZE_CAP
+    a, b = 0, SIZE_CAP            # the bounds grow with the cap: bisect for the last one inside
+    while a < b:
+        m = (a + b + 1) // 2
+        if inside(m):
+            a = m
+        else:
+            b = m - 1
+    return a
+
+
+def _index_to_float(ctx, eqn, t, p: Poly, dst, note: str):
+    """An integer expression of the sizes converted to the float type ``dst``: exact where
+    it stays within the integers ``dst`` holds; else the sizes up to which it does are
+    stated (RT-37: ``arange(n).astype(bfloat16)`` is exact only up to 256); a constant
+    that ``dst`` rounds is refused (translation validation widens narrow floats, so it
+    could not check a rounded reading)."""
+    m = _finfo(dst).nmant + 1
+    if p.is_const():
+        v = p.const_value()
+        if abs(v) >= 2 ** 53 and _finfo(dst).nmant < 52:
+            raise JaxprImportError(f"the integer {v} converted to {dst} is not modelled ({_where(eqn)})")
+        f = float(np.asarray(float(v)).astype(dst))
+        if f != v:
+            raise JaxprImportError(f"the integer {v} converted to {dst} is not exact in it ({dst} rounds it to {f:g}; "
+                                   f"{_where(eqn)})")
+        return t
+    limit = float_exact_limit(p, dst)
+    if limit is None:
+        _assume(ctx, note)
+    elif not limit:
+        raise JaxprImportError(f"the integers converted to {dst} reach past 2^{m} = {2 ** m}, beyond which {dst} "
+                               f"rounds them, already at the smallest sizes ({_where(eqn)})")
+    elif limit < SIZE_CAP:
+        _assume(ctx, f"{note[:-1]}; it stays inside for sizes up to {limit})")
+    return t
+
+
+def _float_iota(ctx, eqn, size: Poly, dt):
+    """An iota in a float type counts 0, 1, ..., size - 1 exactly where the type holds
+    every integer up to the size (RT-37: a float16 iota rounds past 2048, a bfloat16 one
+    past 256, a float32 one past 2^24): the sizes up to which it does are stated."""
+    m = _finfo(dt).nmant + 1
+    limit = float_exact_limit(size, dt)          # each entry, and one past it, exact
+    if limit is None or limit == SIZE_CAP:
+        return
+    if not limit:
+        raise JaxprImportError(f"an iota of {size} entries in {dt} rounds: {dt} holds the integers only up to "
+                               f"2^{m} = {2 ** m} exactly ({_where(eqn)})")
+    _assume(ctx, f"the size {size} is at most 2^{m} = {2 ** m} ({_where(eqn)}: an iota in {dt}, which holds the "
+                 f"integers up to it exactly; for sizes up to {limit})")
+
+
 @rule("convert_element_type")
 def _convert(ctx, eqn, x):
     """Exact conversions are the identity on values: widening casts, bool to numbers,
@@ -1333,10 +1398,15 @@ def _convert(ctx, eqn, x):
 
         def entry(idx):
             t = x.at(idx)
-            if not exact and S.int_poly(t) is None:
+            if exact:
+                return t
+            p = S.int_poly(t)
+            if p is None:
                 _assume(ctx, note)
-            return t
-        return _note(ctx, Tensor(shape, entry, kind, const=x.const), Facts(FINITE, fx.sign, True))
+                return t
+            return _index_to_float(ctx, eqn, t, p, dst, note)       # an index expression (RT-37)
+        c = x.const if x.const is None or exact else float(np.asarray(float(x.const)).astype(dst))
+        return _note(ctx, Tensor(shape, entry, kind, const=c), Facts(FINITE, fx.sign, True))
     if _narrower(src, dst):
         _assume(ctx, f"computes in {dst} at {where}; the claim is about exact reals")
     out = Tensor(shape, x.at, kind, const=x.const)
@@ -1425,6 +1495,8 @@ def _iota(ctx, eqn):
                 raise JaxprImportError(f"an iota of {rt} up to {shape[dim]} leaves its range ({_where(eqn)})")
             _assume(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its iota counts up to it, "
                          f"for sizes up to {limit})")
+    elif kind == "real":
+        _float_iota(ctx, eqn, shape[dim], rt)
     return _note(ctx, Tensor(shape, lambda idx: S.int_value(idx[dim]), kind), Facts(FINITE, "nonneg", True))
 
 

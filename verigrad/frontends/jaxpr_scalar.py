@@ -8,7 +8,9 @@ place) as that closed form, any other as the simplest rational within four units
 last place of its dtype (``1 - 0.9`` is 1/10, so ``c + (1 - c) = 1`` holds as the
 programmer meant), or, where that needs a denominator over 10^7, as the shortest decimal
 that rounds to it (``0.044715`` is ``44715/10^6``). Derivatives of ``erf`` bring ``2/sqrt(pi)`` exactly, so a
-backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way.
+backward written with ``math.sqrt(2 / math.pi)`` can only be proved this way. Where a value
+of the indices and sizes alone decides (a comparison, a pole), its constants are read as
+the rationals they are instead (``ExactFloat``, ``jaxpr_exact``: red team RT-36).
 
 Non-smooth operations become indicators, exact everywhere:
 
@@ -211,14 +213,33 @@ def reading(v: float, dtype=None) -> Fraction:
     return q if v > 0 else -q
 
 
-def number(v, dtype=None) -> Term:
+class ExactFloat(float):
+    """A float constant read as the number it is, never as a nearby simpler one: the twin
+    of a constant inside a value of the indices, sizes and integer or boolean data alone,
+    where that value decides something (``jaxpr_exact``). ``number`` reads it exactly, so
+    a rule that reads ``Tensor.const`` again (an exponent, a fill value) reads it exactly too."""
+    __slots__ = ()
+
+
+def exact_number(v) -> Term:
+    """The rational a finite float denotes, exactly (``float32(0.001)`` is
+    ``0.001000000047497451305389404296875``)."""
+    v = float(v)
+    if not np.isfinite(v):
+        raise NonFiniteConstant(f"the non-finite constant {v} reaches a value the kernel must represent")
+    return Num(Fraction(v))
+
+
+def number(v, dtype=None, exact: bool = False) -> Term:
     """A Python / NumPy number as an exact constant (see the module docstring). ``dtype``:
     the float type it was written in (its units in the last place; default float64, or
-    the NumPy scalar's own)."""
+    the NumPy scalar's own). ``exact`` (or an ``ExactFloat``): the rational the float is."""
     if isinstance(v, (bool, np.bool_)):
         return Num(int(v))
     if isinstance(v, (int, np.integer)):
         return Num(int(v))
+    if exact or isinstance(v, ExactFloat):
+        return exact_number(v)
     if dtype is None and isinstance(v, np.floating):
         dtype = v.dtype
     v = float(v)
@@ -337,6 +358,45 @@ def int_poly(t: Term) -> Poly | None:
     return None
 
 
+def scaled_int_poly(t: Term) -> Poly | None:
+    """``L * t`` as an integer expression, for the least positive integer ``L`` that clears
+    the denominators of a polynomial ``t`` in integer expressions with rational
+    coefficients (``i * 4294967/2^32 - 1`` gives ``4294967 i - 2^32``), or None. ``[t rel 0]``
+    is ``[L t rel 0]`` exactly, and the kernel decides the latter as an integer comparison
+    (``[4294967 i - 2^32 >= 0]`` is ``[i >= 1001]``), where a real indicator of an index
+    would need a kink condition it cannot meet."""
+    from math import lcm
+
+    def walk(x):            # (integer Poly, denominator)
+        if isinstance(x, IntVal):
+            return x.poly, 1
+        if isinstance(x, Num):
+            return Poly.const(x.value.numerator), x.value.denominator
+        if isinstance(x, (Add, Mul)):
+            parts = [walk(y) for y in x.terms]
+            if any(q is None for q in parts):
+                return None
+            p, d = parts[0]
+            for q, e in parts[1:]:
+                if isinstance(x, Add):
+                    m = lcm(d, e)
+                    p, d = p * (m // d) + q * (m // e), m
+                else:
+                    p, d = p * q, d * e
+            return p, d
+        return None
+    got = walk(t)
+    if got is None:
+        return None
+    p, d = got
+    from math import gcd
+    g = 0
+    for c in p.terms.values():
+        g = gcd(g, c)
+    g = gcd(g, d) if g else d
+    return p if g <= 1 else Poly({m: c // g for m, c in p.terms.items()})
+
+
 def int_value(p: Poly) -> Term:
     p = as_poly(p)
     return Num(p.const_value()) if p.is_const() else IntVal(p)
@@ -386,6 +446,8 @@ def compare(a: Term, b: Term, rel: str) -> Term:
     pa, pb = int_poly(a), int_poly(b)
     if pa is not None and pb is not None:
         return int_compare(pa, pb, rel)
+    if (p := scaled_int_poly(sub(a, b))) is not None:
+        return int_compare(p, ZERO, rel)     # i * q rel c with rationals q, c: an integer comparison
     return real_compare(a, b, rel)
 
 
@@ -467,6 +529,8 @@ def sign(a: Term) -> Term:
     v = num_value(a)
     if v is not None:
         return Num((v > 0) - (v < 0))
+    if (p := scaled_int_poly(a)) is not None:
+        return sub(int_compare(p, ZERO, ">"), int_compare(p, ZERO, "<"))
     return sub(RealCond(a, ">"), RealCond(a, "<"))
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from verigrad.kernel import Num
 from verigrad.kernel.sizes import Poly
 
-from . import jaxpr_scalar as S
+from . import jaxpr_exact, jaxpr_scalar as S
 from .jaxpr_core import JaxprImportError, Tensor, kind_of, where_of
 from .jaxpr_owners import SYMBOL_OWNERS, symbols_of
 from .jaxpr_rules import rule, structural
@@ -105,7 +105,7 @@ def _row(ctx, eqn, x: Tensor, k: int) -> Tensor:
     """``x[k]``: the slice at constant index ``k`` of axis 0 (facts follow ``x``)."""
     def take(ctx, eqn, x):
         return Tensor(x.shape[1:], lambda idx: x.at((Poly.const(k),) + tuple(idx)), x.kind, const=x.const)
-    return structural()(take)(ctx, eqn, x)
+    return jaxpr_exact.apply(ctx, eqn, structural()(take), [x], role="smooth")     # twins follow (RT-36)
 
 
 def _warm(chain, idx):
@@ -133,7 +133,7 @@ def _carried(ctx, eqn, chain: list) -> Tensor:
             return chain[-1].at(tuple(idx))
         return Tensor(chain[-1].shape, entry, chain[-1].kind, const=chain[-1].const)
     # facts: the last step's only (``structural`` joins them over its data operands)
-    return structural(lambda n: (n - 1,))(last)(ctx, eqn, *chain)
+    return jaxpr_exact.apply(ctx, eqn, structural(lambda n: (n - 1,))(last), chain, role="smooth")
 
 
 def _stacked(ctx, eqn, ys: list, order: list, m: int) -> Tensor:
@@ -161,7 +161,7 @@ def _stacked(ctx, eqn, ys: list, order: list, m: int) -> Tensor:
                 out = S.add(out, S.mul(S.int_compare(i, Poly.const(k), "=="), y.at(rest)))
             return out
         return Tensor(shape, entry, kind, const=const)
-    return structural()(stack)(ctx, eqn, *ys)
+    return jaxpr_exact.apply(ctx, eqn, structural()(stack), ys, role="smooth")
 
 
 @rule("scan")
