@@ -486,17 +486,28 @@ def test_narrowing_casts_and_reduce_precision_are_assumptions():
 
 
 def test_integer_data_arithmetic_and_casts_state_their_range():
-    (a,) = _assumptions(lambda k, x: x * (k + 1), [K, V])
+    a, conv = _assumptions(lambda k, x: x * (k + 1), [K, V])
     assert re.fullmatch(rf"integer arithmetic does not overflow int32 \(add at .*{HERE}.*\)", a), a
-    assert _assumptions(lambda x: x * (_iota(x) + 1), [V]) == []          # index expressions: sizes fit
+    assert "the integers converted to float32" in conv, conv    # x's float64 is float32 with x64 off
+    with jax.enable_x64(True):
+        assert _assumptions(lambda x: x * (_iota(x) + 1), [V]) == []      # index expressions: sizes fit
+    (f32,) = _assumptions(lambda x: x * (_iota(x) + 1), [V])              # x64 off: in float32, up to 2^24
+    assert "the integers converted to float32" in f32 and f32.endswith("for sizes up to 16777216)"), f32
     scaled = _assumptions(lambda x: x * (_iota(x) * 3 + 1), [V])          # a scaled one states it fits
-    assert scaled and all(re.fullmatch(rf"index arithmetic does not overflow int32 \((mul|add) at .*", a)
-                          for a in scaled), scaled
+    index = [a for a in scaled if not a.startswith("the integers converted to float32")]   # (x64 off)
+    assert index and all(re.fullmatch(rf"index arithmetic does not overflow int32 \((mul|add) at .*", a)
+                         for a in index), scaled
     (b,) = _assumptions(lambda k, x: x * k.astype(jnp.float32), [K, V])
     assert "the integers converted to float32" in b and re.search(HERE, b)
-    assert _assumptions(lambda k, x: x * k.astype(jnp.float64), [K, V]) == []
+    with jax.enable_x64(True):                  # float64 holds every int32
+        assert _assumptions(lambda k, x: x * k.astype(jnp.float64), [K, V]) == []
+    (b64,) = _assumptions(lambda k, x: x * k.astype(jnp.float64), [K, V])
+    assert "the integers converted to float32" in b64, b64    # float64 runs as float32 with x64 off
     (c,) = _assumptions(lambda k, x: x * k.astype(jnp.int8), [K, V])
     assert "the integers converted to int8" in c
-    assert _assumptions(lambda x: x * (_iota(x, jnp.uint32) - 1), [V]) == []   # wraps below 0, modelled
-    (d,) = _assumptions(lambda k, x: x * (k - 1), [U, V])
+    with jax.enable_x64(True):                  # wraps below 0, modelled (2^32 - 1 is exact in float64)
+        assert _assumptions(lambda x: x * (_iota(x, jnp.uint32) - 1), [V]) == []
+    with pytest.raises(JaxprImportError, match="float32 rounds them"):   # x64 off: float32 rounds 2^32 - 1
+        _assumptions(lambda x: x * (_iota(x, jnp.uint32) - 1), [V])
+    d, _ = _assumptions(lambda k, x: x * (k - 1), [U, V])     # (and: converted to float32, exactly)
     assert "does not overflow uint32" in d

@@ -147,7 +147,7 @@ RED_TEAM = [
      {"x": "n"}),
     ("div truncates, // floors", lambda x: x * lax.div(_io(x) - 3, 2), lambda x, dy: (dy * ((_io(x) - 3) // 2),),
      {"x": "n"}),
-    ("unsigned index arithmetic wraps", lambda x: x * (jnp.arange(x.shape[0], dtype=jnp.uint32) - 1),
+    ("unsigned index arithmetic wraps", lambda x: x * (jnp.arange(x.shape[0], dtype=jnp.uint8) - 1),
      lambda x, dy: (dy * (_io(x) - 1),), {"x": "n"}),
     ("select_n clamps an integer predicate", lambda x, k: lax.select_n(k, x, 2 * x, 3 * x),
      lambda x, k, dy: (dy * (1 + k), None), {"x": "n", "k": "n:int32"}),

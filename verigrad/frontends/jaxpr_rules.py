@@ -1279,12 +1279,24 @@ def _finfo(dt):
     return jnp.finfo(dt)
 
 
+def runtime_float(dt) -> np.dtype:
+    """The float type XLA computes ``dt`` in for the user, for the integers it holds: the
+    x64 trace's float64 is float32 where x64 is off (JAX's default), which holds the
+    integers exactly only up to 2^24. (Values are read at the trace's float64: float
+    rounding is outside the claim; whether an integer is held exactly is not.)"""
+    import jax
+    dt = np.dtype(dt)
+    if dt.kind in "fc" and dt.itemsize == (8 if dt.kind == "f" else 16) and not jax.config.jax_enable_x64:
+        return np.dtype("float32" if dt.kind == "f" else "complex64")
+    return dt
+
+
 def float_exact_limit(p: Poly, dt):
     """The largest cap (at most SIZE_CAP) up to which the integer expression ``p`` stays
     within ``2^(mantissa + 1)`` in magnitude, where the float type ``dt`` holds every integer
     exactly, for every size and index value (float16: 2048, bfloat16: 256, float32: 2^24);
     0 if it leaves that at the smallest sizes already, None if it cannot be bounded."""
-    top = 2 ** (_finfo(dt).nmant + 1)
+    top = 2 ** (_finfo(runtime_float(dt)).nmant + 1)
 
     def inside(cap):
         r = index_range(p, cap)
@@ -1308,6 +1320,7 @@ def _index_to_float(ctx, eqn, t, p: Poly, dst, note: str):
     stated (RT-37: ``arange(n).astype(bfloat16)`` is exact only up to 256); a constant
     that ``dst`` rounds is refused (translation validation widens narrow floats, so it
     could not check a rounded reading)."""
+    dst = runtime_float(dst)
     m = _finfo(dst).nmant + 1
     if p.is_const():
         v = p.const_value()
@@ -1333,6 +1346,7 @@ def _float_iota(ctx, eqn, size: Poly, dt):
     """An iota in a float type counts 0, 1, ..., size - 1 exactly where the type holds
     every integer up to the size (RT-37: a float16 iota rounds past 2048, a bfloat16 one
     past 256, a float32 one past 2^24): the sizes up to which it does are stated."""
+    dt = runtime_float(dt)
     m = _finfo(dt).nmant + 1
     limit = float_exact_limit(size, dt)          # each entry, and one past it, exact
     if limit is None or limit == SIZE_CAP:
@@ -1392,9 +1406,10 @@ def _convert(ctx, eqn, x):
         return Tensor(shape, entry, kind, const=x.const)
     # to a float
     if x.kind == "int":
-        exact = _bits(src) - (src.kind == "i") <= _finfo(dst).nmant + 1
-        note = (f"the integers converted to {dst} at {where} are exact in it "
-                f"(magnitude at most 2^{_finfo(dst).nmant + 1})")
+        rdst = runtime_float(dst)
+        exact = _bits(src) - (src.kind == "i") <= _finfo(rdst).nmant + 1
+        note = (f"the integers converted to {rdst} at {where} are exact in it "
+                f"(magnitude at most 2^{_finfo(rdst).nmant + 1})")
 
         def entry(idx):
             t = x.at(idx)
