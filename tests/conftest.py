@@ -74,3 +74,37 @@ def pytest_terminal_summary(terminalreporter):
         f"witness check: {s.get('theorems', 0)} theorems made, {s.get('checked', 0)} statements checked, "
         f"{s.get('cached', 0)} repeats, {s.get('failed', 0)} false; skipped {skipped or 'none'}; "
         f"{s.get('seconds', 0.0):.1f} s")
+
+
+# -- expensive folders made once per run, shared by the xdist workers -----------------------
+
+
+@pytest.fixture(scope="session")
+def made_once(tmp_path_factory):
+    """``made_once(name, make)``: ``make(folder)`` (a fresh folder; it returns the path
+    the tests read, a folder that no test changes) run once for the whole test run: under
+    xdist the first worker to ask makes it, under a lock, in the folder all workers share,
+    and the others wait for it and read the same files (a rendered ViT is 10 to 20 s of
+    work that each worker would otherwise repeat)."""
+    import fcntl
+    from pathlib import Path
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else None
+
+    def make_once(name: str, make):
+        if shared is None:
+            return make(tmp_path_factory.mktemp(name))
+        done = shared / f"{name}.done"
+        with open(shared / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                folder = shared / f"{name}.made"
+                if folder.exists():                 # a worker that failed to make it left it half made
+                    import shutil
+                    shutil.rmtree(folder)
+                folder.mkdir()
+                done.write_text(str(make(folder)))
+            return Path(done.read_text())
+
+    return make_once
