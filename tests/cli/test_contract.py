@@ -1,5 +1,7 @@
 """The command-line contract (docs/cli.md), one bad input per row, each run through the
-real ``verigrad`` command in a fresh process:
+real ``verigrad`` command in a process of its own (``python -m verigrad.cli``, forked from
+a process that has imported JAX and nothing of verigrad: ``forked_cli.py``; a forked run
+is checked against a fresh one below):
 
 - exit code 2 for an argument error (a command line that cannot be run as given: an
   unknown option, a value out of its range, options that do not go together), 3 for
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import forked_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -261,12 +265,30 @@ def _snapshot(folder: Path) -> dict:
             for p in sorted(folder.rglob("*")) if "__pycache__" not in p.parts}
 
 
-def run_cli(argv, cwd, env=None):
+def _environment(env=None):
     environment = dict(os.environ, JAX_PLATFORMS="cpu", VERIGRAD_WITNESS="0", COLUMNS="80",
                        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     environment.update(env or {})
+    return environment
+
+
+def run_cli(argv, cwd, env=None):
+    """The command in a fresh process."""
     return subprocess.run([sys.executable, "-m", "verigrad.cli", *argv], cwd=cwd, capture_output=True, text=True,
-                          env=environment, timeout=300)
+                          env=_environment(env), timeout=300)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = forked_cli.Server(_environment(), tmp_path_factory.mktemp("forked_cli"))
+    yield s
+    s.close()
+
+
+def run_forked(server, argv, cwd, env=None):
+    """The command in a process forked from ``server`` (a fresh one where the case sets
+    environment variables, which the server's import of JAX would not have seen)."""
+    return run_cli(argv, cwd, env) if env else server.run(argv, cwd)
 
 
 def test_there_are_enough_cases_across_all_commands():
@@ -278,10 +300,10 @@ def test_there_are_enough_cases_across_all_commands():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input_is_one_line_with_its_exit_code(case, tmp_path):
+def test_bad_input_is_one_line_with_its_exit_code(case, tmp_path, server):
     _setup(tmp_path)
     before = _snapshot(tmp_path)
-    r = run_cli(case.argv, tmp_path, case.env)
+    r = run_forked(server, case.argv, tmp_path, case.env)
     lines = r.stderr.strip().splitlines()
     assert "Traceback" not in r.stderr, r.stderr
     assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{r.stderr}"
@@ -300,3 +322,21 @@ def test_the_helper_of_the_contract_itself_can_fail(tmp_path):
     r = run_cli(["--version"], tmp_path)
     assert r.returncode == 0 and r.stderr == "" and r.stdout.startswith("verigrad ")
     assert _truncated_checkpoint()[:2] == b"PK" and not zipfile.is_zipfile(io.BytesIO(_truncated_checkpoint()))
+
+
+# Cases whose command imports JAX and the command's modules (render, train with data,
+# predict, html, certificates), one that returns before it, and a good command.
+SAME_BOTH_WAYS = ["render-batch-zero", "train-data-nan", "predict-data-missing", "html-unknown-network",
+                  "certificates-unknown-net", "certify-shape-of-no-argument", "train-lr-zero"]
+
+
+def test_a_forked_run_is_a_fresh_run(tmp_path, server):
+    """The harness: a command forked from the server gives the exit code, stdout and
+    stderr a fresh process gives, and so does one that succeeds and prints."""
+    _setup(tmp_path)
+    by_id = {c.id: c for c in CASES}
+    for argv in [by_id[i].argv for i in SAME_BOTH_WAYS] + [["--version"], ["certify", "--help"]]:
+        fresh, forked = run_cli(argv, tmp_path), server.run(argv, tmp_path)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr), \
+            argv
+    assert server.run(["--version"], tmp_path).stdout.startswith("verigrad ")

@@ -1,4 +1,5 @@
-"""Rendered steps shared by the tests (session scope: each is lowered and tied once)."""
+"""Rendered steps shared by the tests (each is lowered and tied once per test run, and
+read by every xdist worker: ``made_once`` in ``tests/conftest.py``)."""
 import pytest
 
 from verigrad.render import render
@@ -7,19 +8,19 @@ from render_nets import TINY_VIT
 
 
 @pytest.fixture(scope="session")
-def mlp_dir(tmp_path_factory):
+def mlp_dir(made_once):
     """The MLP, batch 8, AdamW, rendered and tied."""
-    return render("mlp", tmp_path_factory.mktemp("mlp"), batch=8, opt="adamw")
+    return made_once("mlp", lambda d: render("mlp", d, batch=8, opt="adamw"))
 
 
 @pytest.fixture(scope="session")
-def square_mlp_dir(tmp_path_factory):
+def square_mlp_dir(made_once):
     """An MLP whose first weight is square (64 x 64): transposing it keeps the types."""
-    return render("mlp", tmp_path_factory.mktemp("square"), batch=8, opt="sgd", options={"hidden": [64]})
+    return made_once("square", lambda d: render("mlp", d, batch=8, opt="sgd", options={"hidden": [64]}))
 
 
 @pytest.fixture(scope="session")
-def vit_dir(tmp_path_factory):
+def vit_dir(made_once):
     """A tiny ViT with its drop-path sites, Nesterov momentum, gradient clipping."""
-    return render("vit", tmp_path_factory.mktemp("vit"), batch=4, opt="momentum", drop_path=0.1, clip=1.0,
-                  options=TINY_VIT)
+    return made_once("vit", lambda d: render("vit", d, batch=4, opt="momentum", drop_path=0.1, clip=1.0,
+                                             options=TINY_VIT))

@@ -100,8 +100,8 @@ class Vectorized:
 
     def at(self, t: T.Term, idx: tuple, env: dict, ndim: int):
         """The entry ``t[idx]`` as an array broadcastable over ``ndim`` axes."""
-        ids = tuple(id(i) for i in idx)
-        envs = tuple(id(env[v]) for v in t.free_idx if v in env)
+        ids = tuple(map(id, idx))
+        envs = tuple([id(env[v]) for v in t.free_idx if v in env])
         key = (t, ids, envs, ndim)
         hit = self.cache.get(key)
         if hit is not None:
@@ -122,96 +122,119 @@ class Vectorized:
         del self._made[mark:]
 
     def _at(self, t, idx, env, ndim):
-        at = lambda u, i=(): self.at(u, i, env, ndim)  # noqa: E731
-        sub = lambda u: idx if u.shape else ()  # noqa: E731
-        if isinstance(t, T.Var):
-            x = np.asarray(self.values[t], dtype=np.float64)
-            idx = tuple(np.asarray(i) for i in idx)
-            lead = (env[_BATCH],) if self.batch is not None else ()
-            axes = x.shape[len(lead):]
-            if not idx:
-                return x[lead] if lead else x
-            # An entry off the shape (read where a guard multiplies it by 0) is 0, as in the
-            # kernel's total convention; numpy would fail, or wrap a negative index around.
-            if any(i.size and (i.min() < 0 or i.max() >= n) for i, n in zip(idx, axes)):
-                ok = np.ones((), dtype=bool)
-                for i, n in zip(idx, axes):
-                    ok = ok & (i >= 0) & (i < n)
-                safe = tuple(np.clip(i, 0, max(n - 1, 0)) for i, n in zip(idx, axes))
-                if any(n == 0 for n in axes):
-                    return np.zeros(np.broadcast(*(lead + idx)).shape)
-                return np.where(ok, x[lead + safe], 0.0)
-            return x[lead + idx]
-        if isinstance(t, T.Num):
-            return float(t.value)
-        if isinstance(t, T.Const):
-            return math.pi
-        if isinstance(t, T.IntVal):
-            return np.asarray(self.ival(t.poly, env), dtype=np.float64)
-        if isinstance(t, T.Named):
-            return at(t.body, idx)
-        if isinstance(t, T.Index):
-            e = tuple(self.ival(p, env) for p in t.idx)
-            if not t.total:
-                return self.at(t.base, e + idx, env, ndim)
-            ok, clipped = True, []
-            for ei, n in zip(e, t.base.shape):
-                n = self.size(n)
-                ok = ok & (ei >= 0) & (ei < n)
-                clipped.append(np.clip(ei, 0, max(n - 1, 0)))
-            val = self.at(t.base, tuple(clipped) + idx, env, ndim)
-            return np.where(ok, val, 0.0)
-        if isinstance(t, T.Lamda):
-            k = len(t.idxs)
-            env2 = {**env, **dict(zip(t.idxs, idx[:k]))}
-            return self.at(t.body, idx[k:], env2, ndim)
-        if isinstance(t, T.Add):
-            return sum(at(a, sub(a)) for a in t.terms)
-        if isinstance(t, T.Mul):
-            return _product([at(a, sub(a)) for a in t.terms])
-        if isinstance(t, T.Pow):
-            return power(at(t.base, idx), t.exponent)
-        if isinstance(t, T.Func):
-            return function(t.fn, at(t.operands[0], sub(t.operands[0])))
-        if isinstance(t, (T.Sum, T.ReduceMax)):
-            n = self.size(t.idx.size)
-            axis = np.arange(n).reshape((1,) * ndim + (n,))
-            grow = tuple(np.expand_dims(np.asarray(i), -1) for i in idx)
-            env2 = {v: np.expand_dims(np.asarray(a), -1) for v, a in env.items()}
-            env2[t.idx] = axis
-            mark = len(self._made)
-            try:
-                if isinstance(t, T.Sum) and isinstance(t.body, T.Mul) and n:
-                    # a sum of products: contracted without building the product (einsum)
-                    factors = [self.at(a, grow if a.shape else (), env2, ndim + 1) for a in t.body.terms]
-                    out = _contract(factors, ndim)
-                    if out is not None:
-                        return out
-                    body = _product(factors)
-                else:
-                    body = self.at(t.body, grow, env2, ndim + 1)
-            finally:
-                self._forget(mark)
-            body = np.asarray(body, dtype=np.float64)
-            body = np.broadcast_to(body, body.shape[:-1] + (n,))
-            if isinstance(t, T.Sum):
-                return body.sum(axis=-1) if n else np.zeros(body.shape[:-1])
-            return body.max(axis=-1) if t.kind == "max" else body.min(axis=-1)
-        if isinstance(t, T.Delta):
-            return np.asarray(self.ival(t.a, env) == self.ival(t.b, env), dtype=np.float64)
-        if isinstance(t, T.IntCond):
-            a, b = self.ival(t.a, env), self.ival(t.b, env)
-            r = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t.rel]
-            return np.asarray(r, dtype=np.float64)
-        if isinstance(t, T.RealCond):
-            x, e = np.asarray(at(t.t, idx)), self.slack
-            return {"<": x < -e, "<=": x <= -e, ">": x > e, ">=": x >= e}[t.rel].astype(np.float64)
-        if isinstance(t, IntEq):
-            return np.asarray(np.asarray(at(t.t)) == self.ival(t.p, env), dtype=np.float64)
-        if isinstance(t, Argsort):
-            return self._argsort(t, idx, env, ndim)
-        if isinstance(t, IntDiv):
-            return np.floor(np.asarray(at(t.t), dtype=np.float64) / self.ival(t.k, env))
+        rule = _RULES.get((type(self), type(t)))
+        if rule is None:
+            rule = _rule_for(type(self), type(t))
+        return rule(self, t, idx, env, ndim)
+
+    # one method per kind of term (``_RULE_ORDER`` says which takes a class) ------------------
+    def _var(self, t, idx, env, ndim):
+        x = np.asarray(self.values[t], dtype=np.float64)
+        idx = tuple(np.asarray(i) for i in idx)
+        lead = (env[_BATCH],) if self.batch is not None else ()
+        axes = x.shape[len(lead):]
+        if not idx:
+            return x[lead] if lead else x
+        # An entry off the shape (read where a guard multiplies it by 0) is 0, as in the
+        # kernel's total convention; numpy would fail, or wrap a negative index around.
+        if any(i.size and (i.min() < 0 or i.max() >= n) for i, n in zip(idx, axes)):
+            ok = np.ones((), dtype=bool)
+            for i, n in zip(idx, axes):
+                ok = ok & (i >= 0) & (i < n)
+            safe = tuple(np.clip(i, 0, max(n - 1, 0)) for i, n in zip(idx, axes))
+            if any(n == 0 for n in axes):
+                return np.zeros(np.broadcast(*(lead + idx)).shape)
+            return np.where(ok, x[lead + safe], 0.0)
+        return x[lead + idx]
+
+    def _num(self, t, idx, env, ndim):
+        return float(t.value)
+
+    def _const(self, t, idx, env, ndim):
+        return math.pi
+
+    def _intval(self, t, idx, env, ndim):
+        return np.asarray(self.ival(t.poly, env), dtype=np.float64)
+
+    def _named(self, t, idx, env, ndim):
+        return self.at(t.body, idx, env, ndim)
+
+    def _index(self, t, idx, env, ndim):
+        e = tuple(self.ival(p, env) for p in t.idx)
+        if not t.total:
+            return self.at(t.base, e + idx, env, ndim)
+        ok, clipped = True, []
+        for ei, n in zip(e, t.base.shape):
+            n = self.size(n)
+            ok = ok & (ei >= 0) & (ei < n)
+            clipped.append(np.clip(ei, 0, max(n - 1, 0)))
+        val = self.at(t.base, tuple(clipped) + idx, env, ndim)
+        return np.where(ok, val, 0.0)
+
+    def _lamda(self, t, idx, env, ndim):
+        k = len(t.idxs)
+        env2 = {**env, **dict(zip(t.idxs, idx[:k]))}
+        return self.at(t.body, idx[k:], env2, ndim)
+
+    def _add(self, t, idx, env, ndim):
+        at = self.at
+        return sum(at(a, idx if a.shape else (), env, ndim) for a in t.terms)
+
+    def _mul(self, t, idx, env, ndim):
+        at = self.at
+        return _product([at(a, idx if a.shape else (), env, ndim) for a in t.terms])
+
+    def _pow(self, t, idx, env, ndim):
+        return power(self.at(t.base, idx, env, ndim), t.exponent)
+
+    def _func(self, t, idx, env, ndim):
+        a = t.operands[0]
+        return function(t.fn, self.at(a, idx if a.shape else (), env, ndim))
+
+    def _sum(self, t, idx, env, ndim):
+        n = self.size(t.idx.size)
+        axis = np.arange(n).reshape((1,) * ndim + (n,))
+        grow = tuple(_grown(i) for i in idx)
+        env2 = {v: _grown(a) for v, a in env.items()}
+        env2[t.idx] = axis
+        mark = len(self._made)
+        try:
+            if isinstance(t, T.Sum) and isinstance(t.body, T.Mul) and n:
+                # a sum of products: contracted without building the product (einsum)
+                factors = [self.at(a, grow if a.shape else (), env2, ndim + 1) for a in t.body.terms]
+                out = _contract(factors, ndim)
+                if out is not None:
+                    return out
+                body = _product(factors)
+            else:
+                body = self.at(t.body, grow, env2, ndim + 1)
+        finally:
+            self._forget(mark)
+        body = np.asarray(body, dtype=np.float64)
+        body = np.broadcast_to(body, body.shape[:-1] + (n,))
+        if isinstance(t, T.Sum):
+            return body.sum(axis=-1) if n else np.zeros(body.shape[:-1])
+        return body.max(axis=-1) if t.kind == "max" else body.min(axis=-1)
+
+    def _delta(self, t, idx, env, ndim):
+        return np.asarray(self.ival(t.a, env) == self.ival(t.b, env), dtype=np.float64)
+
+    def _intcond(self, t, idx, env, ndim):
+        a, b = self.ival(t.a, env), self.ival(t.b, env)
+        r = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t.rel]
+        return np.asarray(r, dtype=np.float64)
+
+    def _realcond(self, t, idx, env, ndim):
+        x, e = np.asarray(self.at(t.t, idx, env, ndim)), self.slack
+        return {"<": x < -e, "<=": x <= -e, ">": x > e, ">=": x >= e}[t.rel].astype(np.float64)
+
+    def _inteq(self, t, idx, env, ndim):
+        return np.asarray(np.asarray(self.at(t.t, (), env, ndim)) == self.ival(t.p, env), dtype=np.float64)
+
+    def _intdiv(self, t, idx, env, ndim):
+        return np.floor(np.asarray(self.at(t.t, (), env, ndim), dtype=np.float64) / self.ival(t.k, env))
+
+    def _unknown(self, t, idx, env, ndim):
         raise TypeError(f"the vectorized evaluator does not take {type(t).__name__}")
 
     def _argsort(self, t, idx, env, ndim):
@@ -219,7 +242,7 @@ class Vectorized:
         stably along it, then read at ``a`` (0 off the range, the kernel's total reading)."""
         n = self.size(t.shape[0])
         axis = np.arange(n).reshape((1,) * ndim + (n,))
-        env2 = {v: np.expand_dims(np.asarray(a), -1) for v, a in env.items()}
+        env2 = {v: _grown(a) for v, a in env.items()}
         vals = np.asarray(self.at(t.s, (axis,), env2, ndim + 1), dtype=np.float64)
         vals = np.broadcast_to(vals, np.broadcast_shapes(vals.shape, (1,) * ndim + (n,)))
         order = np.argsort(vals, axis=-1, kind="stable")
@@ -228,6 +251,28 @@ class Vectorized:
         a = np.broadcast_to(a, shape)
         picked = np.take_along_axis(np.broadcast_to(order, shape + (n,)), np.clip(a, 0, n - 1)[..., None], -1)[..., 0]
         return np.where((a >= 0) & (a < n), picked, 0).astype(np.float64)
+
+
+# The method that evaluates a term of each class: the first entry the class is a subclass
+# of, in this order (as a chain of isinstance tests would take it); found once per class
+# of evaluator and class of term (a subclass of the evaluator may override a method).
+_RULE_ORDER = ((T.Var, "_var"), (T.Num, "_num"), (T.Const, "_const"), (T.IntVal, "_intval"), (T.Named, "_named"),
+               (T.Index, "_index"), (T.Lamda, "_lamda"), (T.Add, "_add"), (T.Mul, "_mul"), (T.Pow, "_pow"),
+               (T.Func, "_func"), ((T.Sum, T.ReduceMax), "_sum"), (T.Delta, "_delta"), (T.IntCond, "_intcond"),
+               (T.RealCond, "_realcond"), (IntEq, "_inteq"), (Argsort, "_argsort"), (IntDiv, "_intdiv"))
+_RULES: dict = {}
+
+
+def _rule_for(evaluator, cls):
+    name = next((r for kinds, r in _RULE_ORDER if issubclass(cls, kinds)), "_unknown")
+    rule = _RULES[evaluator, cls] = getattr(evaluator, name)
+    return rule
+
+
+def _grown(a):
+    """``a`` with one more axis of length 1 at the end (``np.expand_dims(a, -1)``, a view,
+    without its argument checks: a sum grows every index array in scope this way)."""
+    return np.asarray(a)[..., None]
 
 
 def _product(factors):

@@ -142,9 +142,11 @@ class Witness:
         (then so is every statement with this side: remembered, as sides recur)."""
         big = self._large.get(side)
         if big is None:
-            big = _size(side, self.node_cap) > self.node_cap
+            n, nodes = _size_and_nodes(side, self.node_cap)
+            big = n > self.node_cap
             if not big:
-                nodes = _dag([side], self.node_cap)
+                if nodes is None:           # the size was remembered: the subterms are found again
+                    nodes = _dag([side], self.node_cap)
                 idx = set().union(*(t.free_idx for t in nodes))
                 syms = set().union(*(t.sizes for t in nodes), *(_size_syms(v.size) for v in idx))
                 big = _Cost(nodes, DRAWS).seconds({s: s.lower for s in syms}) > self.budget_s
@@ -599,30 +601,53 @@ _sizes: dict = {}
 def _size(t, cap: int) -> int:
     """The number of distinct subterms of ``t`` (``cap + 1`` if more), remembered: the
     sides of a proof's statements recur (terms are immortal, being hash-consed)."""
+    return _size_and_nodes(t, cap)[0]
+
+
+def _size_and_nodes(t, cap: int):
+    """``(_size(t, cap), the subterms found)``; the subterms are None where the size was
+    remembered (or there are more than ``cap``)."""
     n = _sizes.get(t)
-    if n is None:
-        found = _dag([t], cap)
-        n = _sizes[t] = cap + 1 if found is None else len(found)
-    return n
+    if n is not None:
+        return n, None
+    found = _dag([t], cap)
+    n = _sizes[t] = cap + 1 if found is None else len(found)
+    return n, found
+
+
+_children: dict = {}     # term -> its argument terms, in order (terms are immortal: hash-consed)
+
+
+def _kids(t) -> tuple:
+    kids = []
+    for a in t._args:
+        if isinstance(a, T.Term):
+            kids.append(a)
+        elif isinstance(a, tuple):
+            kids.extend(b for b in a if isinstance(b, T.Term))
+    kids = _children[t] = tuple(kids)
+    return kids
 
 
 def _dag(terms, cap: int):
-    """The distinct subterms of ``terms``, or None if there are more than ``cap``."""
+    """The distinct subterms of ``terms``, or None if there are more than ``cap``. (Terms
+    compare by identity: a set of them is a set of identities.)"""
     seen, out, stack = set(), [], list(terms)
+    children, pop, push, add, keep = _children.get, stack.pop, stack.extend, seen.add, out.append
     while stack:
-        t = stack.pop()
-        if id(t) in seen:
+        t = pop()
+        if t in seen:
             continue
-        seen.add(id(t))
-        out.append(t)
+        add(t)
+        keep(t)
         if len(out) > cap:
             return None
-        for a in t._args:
-            if isinstance(a, T.Term):
-                stack.append(a)
-            elif isinstance(a, tuple):
-                stack.extend(b for b in a if isinstance(b, T.Term))
+        kids = children(t)
+        push(kids if kids is not None else _kids(t))
     return out
+
+
+_dims: dict = {}     # term -> the ranges of its free indices, then its dimensions (read by _Cost)
 
 
 class _Cost:
@@ -638,8 +663,21 @@ class _Cost:
     def __init__(self, nodes, draws: int):
         self.draws = draws
         self.polys: dict = {}                  # each range or dimension, once
-        ref = lambda p: self.polys.setdefault(p, len(self.polys))  # noqa: E731
-        self.items = [tuple(ref(p) for p in [v.size for v in t.free_idx] + list(t.shape)) for t in nodes]
+        polys = self.polys
+        ref = lambda p: polys.setdefault(p, len(polys))  # noqa: E731
+        items = []
+        for t in nodes:
+            dims = _dims.get(t)
+            if dims is None:
+                dims = _dims[t] = tuple([v.size for v in t.free_idx] + list(t.shape))
+            row = []
+            for p in dims:
+                k = polys.get(p)
+                if k is None:
+                    k = polys[p] = len(polys)
+                row.append(k)
+            items.append(tuple(row))
+        self.items = items
         self.repeats = [tuple(ref(p) for p in t.var.shape) for t in nodes if isinstance(t, T.Deriv)]
         self.opaque = [tuple(ref(p) for a in t.operands for p in a.shape) for t in nodes if isinstance(t, T.Vjp)]
 
