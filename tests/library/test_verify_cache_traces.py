@@ -101,3 +101,20 @@ def test_an_edited_trace_is_refused_by_the_checker(theorem, tmp_path):
     path.write_text(json.dumps(trace))
     bad = subprocess.run([sys.executable, "-m", "verigrad.cli", "check", str(path)], capture_output=True, text=True)
     assert bad.returncode == 1 and "REFUSED" in bad.stdout, bad.stdout
+
+
+
+def test_a_cached_record_names_the_file_where_it_is_now(tmp_path, monkeypatch):
+    """The cache key hashes contents, not paths: a library theorem proved in another
+    checkout (another worktree, a removed clone) finds the same entry, and the record
+    must point at this checkout's file, which exists, not at the one it was proved from
+    (the site links and shows its source)."""
+    monkeypatch.setenv("VERIGRAD_CACHE", str(tmp_path / "cache"))
+    info = library.load_library()[0]
+    (first,) = library.verify_library(infos=[info], jobs=1)
+    assert first.status == "proved" and not first.cached
+    (entry,) = [p for p in (tmp_path / "cache" / "verify").glob("*.json") if not p.name.endswith(".trace.json")]
+    entry.write_text(json.dumps(json.loads(entry.read_text()) | {"file": "/gone/checkout/theorem.py"}))
+    (again,) = library.verify_library(infos=[info], jobs=1)
+    assert again.cached and again.status == "proved"
+    assert again.file == info.file

@@ -415,6 +415,9 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
             trace = json.loads((cache_dir() / f"{key}.trace.json").read_text())
     except (OSError, ValueError, TypeError):
         return None
+    # The key hashes contents, not places: the same file in another checkout (or a file
+    # moved since) finds this entry, so the record names the file where it is now.
+    rec.file = info.file
     if rec.status == "proved":
         theorems = _replayed(trace, info)
         if theorems is None:
