@@ -105,7 +105,7 @@ def theorem_page(rec: dict, lib: Library) -> str:
     name, status = rec["name"], rec["status"]
     file = rec.get("file", "")
     meta = h("p", h("span", "area ", h("a", rec["area"], href=f"{root}index.html#area-{slug(rec['area'])}")),
-             h("span", h("a", _short(file), href="#source") if file else None),
+             h("span", h("a", _short(file), href="#source") if file and Path(file).is_file() else None),
              h("span", "from the cache" if rec.get("cached") else seconds(rec.get("seconds"))), class_="meta")
     body = [h("h1", h("code", name), " ", badge(status)), meta, h("div", prose(rec.get("doc", "")), class_="doc"),
             _statement(rec), _steps(rec, lib, root), _axioms(rec), _citations(rec, lib, root), _source(file)]
