@@ -27,6 +27,7 @@ from .conventions import function, power
 
 _UNSUPPORTED = (T.Deriv, T.Apply, T.Vjp, T.At)
 _BATCH = object()   # the key of the batch axis's index array in an environment
+WHOLE_CAP = 1 << 20  # entries (draws included) up to which a closed tensor is computed whole
 
 
 def supports(t: T.Term) -> bool:
@@ -60,6 +61,7 @@ class Vectorized:
     def __init__(self, sizes: dict, values: dict, batch: int | None = None, slack: float = 0.0):
         self.sizes, self.values, self.batch, self.slack = sizes, values, batch, slack
         self.cache: dict = {}
+        self.wholes: dict = {}   # closed terms computed whole: term -> array
         self._made: list = []    # keys of the cache entries read at index arrays, in order
 
     # integer expressions over index arrays ---------------------------------------------
@@ -84,6 +86,13 @@ class Vectorized:
     # values ------------------------------------------------------------------------------------
     def tensor(self, t: T.Term) -> np.ndarray:
         """The whole tensor ``t`` (closed terms only)."""
+        return self._whole(t).copy()
+
+    def _whole(self, t: T.Term) -> np.ndarray:
+        """The whole tensor ``t`` (closed), computed once per evaluator (read-only)."""
+        hit = self.wholes.get(t)
+        if hit is not None:
+            return hit
         shape = tuple(self.size(s) for s in t.shape)
         env, ndim = {}, len(shape)
         lead = 0
@@ -95,8 +104,9 @@ class Vectorized:
         for axis, n in enumerate(shape[lead:]):
             a = np.arange(n).reshape((1,) * (axis + lead) + (n,) + (1,) * (ndim - axis - 1))
             idx.append(a)
-        out = self.at(t, tuple(idx), env, ndim + lead)
-        return np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy()
+        out = self._at(t, tuple(idx), env, ndim + lead)
+        out = self.wholes[t] = np.broadcast_to(np.asarray(out, dtype=np.float64), shape)
+        return out
 
     def at(self, t: T.Term, idx: tuple, env: dict, ndim: int):
         """The entry ``t[idx]`` as an array broadcastable over ``ndim`` axes."""
@@ -106,11 +116,46 @@ class Vectorized:
         hit = self.cache.get(key)
         if hit is not None:
             return hit[0]
-        out = self._at(t, idx, env, ndim)
+        if idx and not envs and not t.free_idx and self._small(t):
+            # A closed tensor read at index arrays is computed whole once and then read:
+            # read through the index arrays of each context instead (a reshape inside a
+            # sum, a transpose of a reshape, ...), a term of a few hundred nodes was
+            # evaluated hundreds of thousands of times.
+            out = self._read(self._whole(t), idx, env)
+        else:
+            out = self._at(t, idx, env, ndim)
         self.cache[key] = (out, idx, [env.get(v) for v in t.free_idx])   # keep the arrays alive
         if ids or envs:
             self._made.append(key)
         return out
+
+    def _small(self, t: T.Term) -> bool:
+        """Whether ``t`` is worth computing whole: not a variable (read directly), and few
+        enough entries (a huge tensor read at a diagonal is not built)."""
+        if isinstance(t, T.Var):
+            return False
+        entries = self.batch or 1
+        for s in t.shape:
+            entries *= self.size(s)
+        return entries <= WHOLE_CAP
+
+    def _read(self, x, idx, env):
+        """Entries ``x[idx]`` of a whole tensor; an entry off the shape reads 0 (the
+        kernel's total reading; numpy would fail, or wrap a negative index around)."""
+        lead = (env[_BATCH],) if self.batch is not None else ()
+        idx = tuple(np.asarray(i) for i in idx)
+        if not idx:
+            return x[lead] if lead else x
+        axes = x.shape[len(lead):]
+        if not any(i.size and (i.min() < 0 or i.max() >= n) for i, n in zip(idx, axes)):
+            return x[lead + idx]
+        if any(n == 0 for n in axes):
+            return np.zeros(np.broadcast(*(lead + idx)).shape)
+        ok = np.ones((), dtype=bool)
+        for i, n in zip(idx, axes):
+            ok = ok & (i >= 0) & (i < n)
+        safe = tuple(np.clip(i, 0, n - 1) for i, n in zip(idx, axes))
+        return np.where(ok, x[lead + safe], 0.0)
 
     def _forget(self, mark: int):
         """Drop the entries made since ``mark`` that were read at index arrays: inside a
@@ -129,23 +174,7 @@ class Vectorized:
 
     # one method per kind of term (``_RULE_ORDER`` says which takes a class) ------------------
     def _var(self, t, idx, env, ndim):
-        x = np.asarray(self.values[t], dtype=np.float64)
-        idx = tuple(np.asarray(i) for i in idx)
-        lead = (env[_BATCH],) if self.batch is not None else ()
-        axes = x.shape[len(lead):]
-        if not idx:
-            return x[lead] if lead else x
-        # An entry off the shape (read where a guard multiplies it by 0) is 0, as in the
-        # kernel's total convention; numpy would fail, or wrap a negative index around.
-        if any(i.size and (i.min() < 0 or i.max() >= n) for i, n in zip(idx, axes)):
-            ok = np.ones((), dtype=bool)
-            for i, n in zip(idx, axes):
-                ok = ok & (i >= 0) & (i < n)
-            safe = tuple(np.clip(i, 0, max(n - 1, 0)) for i, n in zip(idx, axes))
-            if any(n == 0 for n in axes):
-                return np.zeros(np.broadcast(*(lead + idx)).shape)
-            return np.where(ok, x[lead + safe], 0.0)
-        return x[lead + idx]
+        return self._read(np.asarray(self.values[t], dtype=np.float64), idx, env)
 
     def _num(self, t, idx, env, ndim):
         return float(t.value)

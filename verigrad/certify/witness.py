@@ -418,19 +418,6 @@ class _Batched(Vectorized):
                 res[at + pos] = _central(f)
         return res
 
-    def _read(self, x, idx, env):
-        """Entries ``x[idx]`` of a whole tensor (as ``Vectorized`` reads a variable)."""
-        lead = (env[_BATCH],) if self.batch is not None else ()
-        idx = tuple(np.asarray(i) for i in idx)
-        if not idx:
-            return x[lead] if lead else x
-        axes = x.shape[len(lead):]
-        ok = np.ones((), dtype=bool)
-        for i, n in zip(idx, axes):
-            ok = ok & (i >= 0) & (i < n)
-        safe = tuple(np.clip(i, 0, max(n - 1, 0)) for i, n in zip(idx, axes))
-        return np.where(ok, x[lead + safe], 0.0)
-
 
 def _central(f, h=1e-5):
     """Fourth-order central difference; entries whose rounding error could exceed 1e-7
