@@ -2294,8 +2294,14 @@ def _dot_general(ctx, eqn, lhs, rhs):
         _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
-        return body
+        return _bool_sum(kind, body)
     return Tensor(shape, entry, kind)
+
+
+def _bool_sum(kind, total):
+    """A contraction with a boolean result is XLA's ``or`` of the ``and``s (``True``
+    when any product is), not their count: ``[count >= 1]`` (the count is an integer)."""
+    return S.integer_compare(total, Num(1), ">=") if kind == "bool" else total
 
 
 
@@ -2348,7 +2354,7 @@ def _conv(ctx, eqn, lhs, rhs):
         _int_sum_check(ctx, eqn, kind, body, bound)
         for v in reversed(bound):
             body = Sum(v, body)
-        return body
+        return _bool_sum(kind, body)
     return Tensor(shape, entry, kind)
 
 
