@@ -241,18 +241,23 @@ _LOOKALIKE = str.maketrans(
     "аеорсухѕіјԁһԛԝӏАВЕКМНОРСТХУІЈЅԚԜӀ" "ονικρυχϲϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ",
     "aeopcyxsijdhqwlABEKMHOPCTXYIJSQWI" "ovikpuxcjABEZHIKMNOPTYXC")
 _BLANK = {"\u115f", "\u1160", "\u3164", "\uffa0"}       # Hangul fillers: letters with no glyph
+# The names LaTeX shows as Greek letters (``_name``): alpha reads as α (RT2-D7)
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eps": "ε", "lambda": "λ",
+          "mu": "μ", "sigma": "σ", "tau": "τ", "theta": "θ", "pi": "π"}
 
 
 @functools.lru_cache(maxsize=4096)
 def skeleton(name: str) -> str:
     """``name`` as it reads: NFKC-normalized (``ｘ``, ``𝑥`` are ``x``), with no space, format
-    character, combining mark or blank letter, and look-alike letters read as Latin."""
+    character, combining mark or blank letter, the names of Greek letters read as the letters
+    (as LaTeX shows them), and look-alike letters read as Latin."""
     import unicodedata
     if name.isascii():
-        return "".join(name.split())
-    s = unicodedata.normalize("NFKC", name)
-    s = "".join(c for c in s if not (c.isspace() or c in _BLANK or unicodedata.category(c) in ("Cf", "Mn", "Me")))
-    return s.translate(_LOOKALIKE)
+        s = "".join(name.split())
+    else:
+        s = unicodedata.normalize("NFKC", name)
+        s = "".join(c for c in s if not (c.isspace() or c in _BLANK or unicodedata.category(c) in ("Cf", "Mn", "Me")))
+    return "_".join(_GREEK.get(part, part) for part in s.split("_")).translate(_LOOKALIKE)
 
 
 def _display_names(roots) -> dict:
@@ -395,10 +400,12 @@ def _text(t):
 def _name(n: str) -> str:
     if n.endswith("'") and n.rstrip("'"):      # a primed index (i', see _index_names)
         return _name(n.rstrip("'")) + "'" * (len(n) - len(n.rstrip("'")))
-    if "@" in n or "/" in n:                # a generated name (dy@layer_norm, fc1/W): one upright word
-        return r"\mathrm{" + n.replace("_", r"\_") + "}"
-    greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eps", "lambda", "mu", "sigma", "tau", "theta", "pi"}
     base, _, sub = n.partition("_")
+    if "@" in n or "/" in n or "_" in n and not (base and sub):
+        # a generated name (dy@layer_norm, fc1/W), or one an underscore ends or starts (x_ would
+        # show as x: RT2-D7): one upright word
+        return r"\mathrm{" + n.replace("_", r"\_") + "}"
+    greek = _GREEK
     b = ("\\" + ("varepsilon" if base == "eps" else base)) if base in greek else (
         base if len(base) == 1 else r"\mathrm{" + base + "}")
     return b + ("_{" + _name(sub) + "}" if sub else "")
