@@ -415,14 +415,18 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
             trace = json.loads((cache_dir() / f"{key}.trace.json").read_text())
     except (OSError, ValueError, TypeError):
         return None
-    # The key hashes contents, not places: the same file in another checkout (or a file
-    # moved since) finds this entry, so the record names the file where it is now.
-    rec.file = info.file
+    # Which theorem the record is of comes from the library, never from the entry (red team
+    # RT2-D1: a planted entry named another theorem, and the table read "bad proved" beside
+    # "good unproved"; ``verify --proofs`` wrote to a path the name chose). The key hashes
+    # contents, not places: an entry made in another checkout names that checkout's file.
+    rec.name, rec.area, rec.file = info.name, info.area, info.file
     if rec.status == "proved":
         theorems = _replayed(trace, info)
         if theorems is None:
             return None
         rec.theorems, rec.trace = theorems, trace
+        # what the kernel replayed, shown as text and as LaTeX (the HTML pages show the latter)
+        rec.latex = "; ".join(th.latex() for th in theorems)
         rec.statement = "; ".join(th.statement() for th in theorems)
         rec.axioms = sorted({a for th in theorems for a in th.axioms()})
         rec.conditions = sorted({str(c) for th in theorems for c in th.conds})

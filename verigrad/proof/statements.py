@@ -7,6 +7,7 @@ how it is proved (that is a fact's business, ``facts``).
 from __future__ import annotations
 
 from verigrad.kernel import terms as T
+from verigrad.report.printing import skeleton
 
 from .errors import ProofError
 from .expressions import IntSymbol, Number, TensorSymbol, as_expr, shape_str, weight_product, zeros
@@ -26,12 +27,14 @@ def one_symbol_per_name(*sides):
             continue
         seen.add(id(e))
         if isinstance(e, (TensorSymbol, IntSymbol)):
-            same = by_name.setdefault(e.name, [])
+            # names that read alike are one name (RT2-D4: a Cyrillic х beside a Latin x)
+            same = by_name.setdefault(skeleton(e.name), [])
             if all(o.key != e.key for o in same):
                 same.append(e)
             if len(same) > 1 and any(isinstance(o, TensorSymbol) for o in same):
                 a, b = same[0], same[-1]
-                raise ProofError(f"two different symbols are named {e.name} in one statement ({_what(a)} and "
+                named = a.name if a.name == b.name else f"{ascii(a.name)} and {ascii(b.name)}, which read alike,"
+                raise ProofError(f"two different symbols are named {named} in one statement ({_what(a)} and "
                                  f"{_what(b)}): they would read as one; give them different names")
         stack.extend(getattr(e, "args", ()))
 

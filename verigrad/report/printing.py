@@ -6,6 +6,7 @@ kernel's classes when verigrad is imported; this module attaches nothing itself.
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from contextlib import contextmanager
 
@@ -79,7 +80,9 @@ def _over(t: T.Mul) -> tuple[list, list]:
 
 
 def _rng(v) -> str:
-    return f"{_vname(v)}<{_poly(v.size)}"
+    # spelled as its uses are (poly_str quotes a name that is not an identifier): a binder named
+    # "k<n](1) + Lamda[k" made Lamda[J<n](1) = Lamda[k<n](1) read 1 + 1 = 1 (RT2-D3)
+    return f"{spell(_vname(v))}<{_poly(v.size)}"
 
 
 def _vname(v) -> str:
@@ -230,6 +233,33 @@ def _dag_nodes(roots) -> list:
     return order
 
 
+# Letters of other scripts that read as Latin ones, and characters that show nothing: two
+# names are told apart by the Latin spelling they read as (``skeleton``), so a Cyrillic
+# ``х`` beside a Latin ``x`` is primed as a second ``x`` is (RT2-D4: a constant defined as 0
+# and named ``х`` made ``x + х = x`` read as proved).
+_LOOKALIKE = str.maketrans(
+    "аеорсухѕіјԁһԛԝӏАВЕКМНОРСТХУІЈЅԚԜӀ" "ονικρυχϲϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ",
+    "aeopcyxsijdhqwlABEKMHOPCTXYIJSQWI" "ovikpuxcjABEZHIKMNOPTYXC")
+_BLANK = {"\u115f", "\u1160", "\u3164", "\uffa0"}       # Hangul fillers: letters with no glyph
+# The names LaTeX shows as Greek letters (``_name``): alpha reads as α (RT2-D7)
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eps": "ε", "lambda": "λ",
+          "mu": "μ", "sigma": "σ", "tau": "τ", "theta": "θ", "pi": "π"}
+
+
+@functools.lru_cache(maxsize=4096)
+def skeleton(name: str) -> str:
+    """``name`` as it reads: NFKC-normalized (``ｘ``, ``𝑥`` are ``x``), with no space, format
+    character, combining mark or blank letter, the names of Greek letters read as the letters
+    (as LaTeX shows them), and look-alike letters read as Latin."""
+    import unicodedata
+    if name.isascii():
+        s = "".join(name.split())
+    else:
+        s = unicodedata.normalize("NFKC", name)
+        s = "".join(c for c in s if not (c.isspace() or c in _BLANK or unicodedata.category(c) in ("Cf", "Mn", "Me")))
+    return "_".join(_GREEK.get(part, part) for part in s.split("_")).translate(_LOOKALIKE)
+
+
 def _display_names(roots) -> dict:
     """``{object: display name}`` for the objects of ``roots`` (indices, sizes, variables,
     defined constants, opaque functions) that need another name than their own, as
@@ -240,7 +270,7 @@ def _display_names(roots) -> dict:
     nodes = _dag_nodes(roots)
 
     def see(obj, space=""):
-        same = found.setdefault((space, obj.name), [])
+        same = found.setdefault((space, skeleton(obj.name)), [])
         if obj not in same:
             same.append(obj)
     for u in nodes:
@@ -261,10 +291,10 @@ def _display_names(roots) -> dict:
         if len(objs) < 2 and not internal:
             continue
         for o in (objs if internal else objs[1:]):
-            new = next((c for c in _LETTERS if c not in used), "b") if internal else name + "'"
-            while new in used:
+            new = next((c for c in _LETTERS if c not in used), "b") if internal else o.name + "'"
+            while skeleton(new) in used:
                 new += "'"
-            used.add(new)
+            used.add(skeleton(new))
             rename[o] = new
     return rename
 
@@ -302,7 +332,8 @@ def _text(t):
         return shown(_oname(t)), 5
     if isinstance(t, T.IntVal):
         s = _poly(t.poly)
-        return s, 5 if len(t.poly.terms) <= 1 and "*" not in s else 1
+        # a negative one reads as a negative number does (RT2-D2: -1^2 = 1 was shown for (-1)^2 = 1)
+        return s, 1 if len(t.poly.terms) > 1 or "*" in s else 2 if s.startswith("-") else 5
     if isinstance(t, T.Named):
         return shown(_oname(t)), 5
     if isinstance(t, T.Index):
@@ -369,10 +400,12 @@ def _text(t):
 def _name(n: str) -> str:
     if n.endswith("'") and n.rstrip("'"):      # a primed index (i', see _index_names)
         return _name(n.rstrip("'")) + "'" * (len(n) - len(n.rstrip("'")))
-    if "@" in n or "/" in n:                # a generated name (dy@layer_norm, fc1/W): one upright word
-        return r"\mathrm{" + n.replace("_", r"\_") + "}"
-    greek = {"alpha", "beta", "gamma", "delta", "epsilon", "eps", "lambda", "mu", "sigma", "tau", "theta", "pi"}
     base, _, sub = n.partition("_")
+    if "@" in n or "/" in n or "_" in n and not (base and sub):
+        # a generated name (dy@layer_norm, fc1/W), or one an underscore ends or starts (x_ would
+        # show as x: RT2-D7): one upright word
+        return r"\mathrm{" + n.replace("_", r"\_") + "}"
+    greek = _GREEK
     b = ("\\" + ("varepsilon" if base == "eps" else base)) if base in greek else (
         base if len(base) == 1 else r"\mathrm{" + base + "}")
     return b + ("_{" + _name(sub) + "}" if sub else "")
@@ -411,7 +444,8 @@ def _latex(t):
     if isinstance(t, T.Const):
         return r"\pi", 5                      # (a constant keeps its name: _display_names)
     if isinstance(t, T.IntVal):
-        return _lpoly(t.poly), 5 if len(t.poly.terms) <= 1 else 1
+        s = _lpoly(t.poly)
+        return s, 1 if len(t.poly.terms) > 1 else 2 if s.startswith("-") else 5      # (as in _text)
     if isinstance(t, T.Named):
         return _name(_oname(t)), 5
     if isinstance(t, T.Index):
@@ -429,7 +463,11 @@ def _latex(t):
         if (inner := _negated(t)) is not None:
             return "-" + p(inner, 3)[0], 3
         num, den = _over(t)
-        n = r" \, ".join(p(a, 2)[0] for a in num) if num else "1"
+        # a factor after the first that starts with a sign is bracketed: juxtaposed, x \, -2
+        # reads x - 2; and a derivative before another factor: d/dx x \, x reads d(x^2)/dx (RT2-D2)
+        shown = [p(a, 2)[0] for a in num]
+        n = r" \, ".join(s if not (k and s.startswith("-") or isinstance(a, T.Deriv) and k < len(num) - 1)
+                         else r"\left(" + s + r"\right)" for k, (a, s) in enumerate(zip(num, shown))) if num else "1"
         if den:
             d = r" \, ".join(p(a, 2)[0] for a in den)
             return rf"\frac{{{n}}}{{{d}}}", 2
@@ -626,7 +664,7 @@ def _declarations(roots) -> list[str]:
         out.append(f"{_poly(Poly.sym(s))} >= {s.lower}")
     free = set().union(*(r.free_idx for r in roots)) if roots else set()
     for v in sorted(free, key=lambda v: v.skey):
-        out.append(f"0 <= {_vname(v)} < {_poly(v.size)}")
+        out.append(f"0 <= {spell(_vname(v))} < {_poly(v.size)}")
     for u in sorted((u for u in nodes if isinstance(u, T.Var)), key=lambda u: u.skey):
         shape = f"({', '.join(_poly(s) for s in u.shape)}{',' if len(u.shape) == 1 else ''})" if u.shape else ""
         facts = [f for f in u.facts if not (f in ("nonneg", "nonzero") and "positive" in u.facts)]

@@ -177,6 +177,8 @@ def main(paths) -> int:
             with open(path) as f:
                 trace = json.load(f)
             claims = replay(trace)
+            if not claims:      # a trace of nothing (certify --proof where nothing is proved): no exit 0 (RT2-D5)
+                raise TraceError("the trace states no claim: nothing is proved")
             # What the kernel made is kept until the process ends (its tables intern every
             # term and normal form): moved out of the collector's sight, so that neither
             # the next collection nor the one at exit scans it all again.

@@ -261,6 +261,12 @@ def _refuse_widening(name, real, complex, extended_real, finite):
                          f"declare it real")
 
 
+# What a symbol may be named: statements show symbols by their bare names, so a name that
+# is not one reads as an expression (RT2-D6: a definition named "x + x" made the proved
+# x + z = x read x + x + x = x).
+_NAME = re.compile(r"[^\W\d]\w*(\^[^\W\d]\w*)?'*")
+
+
 def make_symbol(name, domain=None, integer=None, shape=(), definition=None, real=None, complex=False,
                 positive=False, nonnegative=False, nonzero=False, extended_real=None, finite=None, **unknown):
     """The symbol ``Symbol.name(**options)`` declares.
@@ -271,6 +277,9 @@ def make_symbol(name, domain=None, integer=None, shape=(), definition=None, real
     bad = set(unknown) - _NARROWING
     if bad:
         raise ProofError(f"Symbol {name}: unknown options {sorted(bad)}")
+    if not (isinstance(name, str) and _NAME.fullmatch(name)):
+        raise ProofError(f"Symbol {name!r}: a name is an identifier, optionally with a superscript label "
+                         f"(W^Q) and primes")
     _refuse_widening(name, real, complex, extended_real, finite)
     if definition is not None:
         if domain is not None or integer:
