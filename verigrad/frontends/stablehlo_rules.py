@@ -578,6 +578,46 @@ def _constant_predicate(op, p):
     return bool(np.all(v == 1))
 
 
+def _literals(term):
+    """The ``Num`` leaves of ``term``, each once (its literals, as read)."""
+    seen, stack = set(), [term]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if isinstance(t, Num):
+            yield t.value
+        for a in t._args:
+            stack.extend(b for b in (a if isinstance(a, tuple) else (a,)) if isinstance(b, Term))
+
+
+def _widened(op, k, x, dst: str):
+    """Operand ``k`` of ``op``, the float term ``x``, taken exactly into the float type
+    ``dst`` (a ``convert``; a contraction whose result type is wider than an operand's).
+    A float literal denotes the shortest decimal that rounds to it in its type, which
+    no value of that type can tell from the literal's own value (none lies between), but
+    a wider type can: ``0.91 : f16`` is 0.91015625, read 91/100, and ``[y >= convert(0.91
+    : f16)]`` of an f32 ``y`` was read ``[y >= 91/100]``, which XLA's differs from at
+    ``y = 0.91f`` (red team: an edited train step was tied and trained). So widening is
+    refused when a literal of ``x`` is not exactly a value of its own type."""
+    src = op.in_specs[k].dtype
+    if src not in FLOAT_BITS or dst not in FLOAT_BITS or isinstance(x, Infinity):
+        return
+    (es, ms), (ed, md) = FLOAT_BITS[src], FLOAT_BITS[dst]
+    if not (ed >= es and md >= ms and (ed, md) != (es, ms)):        # not wider: nothing to tell apart
+        return
+    t = op.in_specs[k].np_dtype.type
+    for v in _literals(x):
+        try:
+            exact = Fraction(float(t(float(v)))) == v
+        except (OverflowError, ValueError):
+            exact = False
+        if not exact:
+            op.fail(f"widens a {src} value with the literal {v}, which is not a {src} number (the literal "
+                    f"denotes it only up to {src} rounding; in {dst} it is a different value)")
+
+
 def _exact_integers(dtype) -> int:
     """The largest ``N`` such that every integer in ``[-N, N]`` is a value of the float
     type ``dtype``: ``2^(mantissa bits + 1)``."""
@@ -616,6 +656,7 @@ def _convert(op, x):
         if ed < es or md < ms:
             op.fail(f"conversion from {src.dtype} to {dst.dtype} narrows (rounds); rounding is not modeled "
                     "(only widening conversions, which keep the value)")
+        _widened(op, 0, x, dst.dtype)
         return x
     info = op.infos[0]
     if dk == "float":
@@ -655,7 +696,7 @@ def _constant(op):
         values = np.array(attr)
         if not np.all(np.isfinite(values.astype(np.float64))):
             op.fail("a dense constant with non-finite entries is not supported")
-        flat = [_number(float(v), spec) for v in values.reshape(-1)]
+        flat = [_number(_not_subnormal(op, float(v), spec), spec) for v in values.reshape(-1)]
     else:
         flat = [Fraction(v) for v in _int_values(op, attr)]
     if len(flat) > MAX_LITERAL_ENTRIES:
@@ -711,6 +752,16 @@ def _number(v, spec):
     return Fraction(int(v))
 
 
+def _not_subnormal(op, v: float, spec) -> float:
+    """``v``, a float literal, unless it is subnormal in its type: XLA on the CPU flushes
+    subnormal operands to zero at run time (though not when it folds constants), so
+    ``1.4e-45 * y`` is 0 there but read ``1.4e-45 y``; ``[1.4e-45 y > 0] - [y > 0]`` read 0
+    while XLA's is -1 at y > 0, and an edit gated by it was tied (red team RT-43)."""
+    if v != 0 and abs(v) < 2.0 ** (2 - 2 ** (FLOAT_BITS[spec.dtype][0] - 1)):
+        op.fail(f"the subnormal {spec.dtype} literal {v!r} is not modeled (XLA flushes subnormals to zero)")
+    return v
+
+
 def _literal(a, spec, op):
     if isinstance(a, ir.FloatAttr):
         v = ir.FloatAttr(a).value
@@ -718,7 +769,7 @@ def _literal(a, spec, op):
             return Infinity(0, spec.shape)
         if np.isinf(v):
             return Infinity(1 if v > 0 else -1, spec.shape)
-        return _number(v, spec)
+        return _number(_not_subnormal(op, v, spec), spec)
     if isinstance(a, ir.BoolAttr):
         return Fraction(int(ir.BoolAttr(a).value))
     if isinstance(a, ir.IntegerAttr):
@@ -872,13 +923,16 @@ rule("stablehlo.optimization_barrier", info=lambda op, *infos: list(infos))(lamb
 _PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
 
 
-def _check_precision(op):
+def _check_precision(op, *operands):
     """Precision hints are accepted (on CPU every one computes in the operands' type);
     an ``algorithm`` (products in bf16, tf32...) is a rounding: refused by the
-    attribute list. Mixed integer and float operands are refused."""
+    attribute list. Mixed integer and float operands are refused; a float operand of a
+    narrower type than the result is widened (``_widened``)."""
     kinds = {op.kind(k) == "float" for k in range(len(op.in_specs))} | {op.is_float()}
     if len(kinds) > 1:
         op.fail("mixes integer and float operands or result")
+    for k, x in enumerate(operands):
+        _widened(op, k, x, op.out.dtype)
     if op.has("precision_config"):
         for p in ir.ArrayAttr(op.attr("precision_config")):
             name = str(p).rstrip(">").split()[-1] if str(p).strip() else ""
@@ -900,7 +954,7 @@ def _dot_general_info(op, a, b):
 
 @rule("stablehlo.dot_general", info=_dot_general_info, attributes=("dot_dimension_numbers", "precision_config"))
 def _dot_general(op, a, b):
-    _check_precision(op)
+    _check_precision(op, a, b)
     dn = _sh.DotDimensionNumbers(op.attr("dot_dimension_numbers"))
     lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
@@ -935,7 +989,7 @@ def _dot_info(op, a, b):
 
 @rule("stablehlo.dot", info=_dot_info, attributes=("precision_config",))
 def _dot(op, a, b):
-    _check_precision(op)
+    _check_precision(op, a, b)
     sa, sb = op.in_specs[0].shape, op.in_specs[1].shape
     if len(sa) == 2 and len(sb) == 2:
         return tensor(op.out.shape, lambda i, k: sums([sa[1]], lambda r: read(a, [i, r]) * read(b, [r, k])))
@@ -1106,7 +1160,7 @@ def _convolution_info(op, lhs, rhs):
 def _convolution(op, lhs, rhs):
     """``out[b, o, y] = sum_{c, k} lhs'[b, g C' + c, y s + k d] rhs[c, o, k]`` where
     ``lhs'`` is ``lhs`` dilated and padded and ``g`` the group of ``o``."""
-    _check_precision(op)
+    _check_precision(op, lhs, rhs)
     dn = _sh.ConvDimensionNumbers(op.attr("dimension_numbers"))
     sl, sr = op.in_specs[0].shape, op.in_specs[1].shape
     ib, if_, isp = dn.input_batch_dimension, dn.input_feature_dimension, list(dn.input_spatial_dimensions)

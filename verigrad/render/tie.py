@@ -163,11 +163,14 @@ def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=No
     inputs = random_inputs(text, seed, positive, scale)
     env_t, env_m = text.evaluate(inputs), math.evaluate(inputs)
     induction = _Induction(text, math, pair(text, env_t, math, env_m, seed + 1), env_t)
+    outside = _outside_domain(text, env_t)
     out = []
     for k, (name, rt, rm) in enumerate(zip(names, text.results, math.results)):
         a, b = _value(rt, env_t), _value(rm, env_m)
         if not close(a, b, REFUTE):
             out.append(ResultTie(name, "REFUTED", _refutation(a, b, induction.blame(rt))))
+        elif outside.reaches(rt):
+            out.append(ResultTie(name, "UNKNOWN", outside.reason))
         else:
             out.append(induction.result(name, rt, rm))
         if progress:
@@ -302,6 +305,64 @@ class _Induction:
             stack.extend(ops)
         combining = [v for v in frontier if any(a in self.cut for a in values[v].definition.atoms)]
         return values[min(combining or frontier, key=self.pos.get)] if frontier else None
+
+
+class _Outside:
+    """The values of the text that apply a partial operation outside its real domain
+    at the random point, and those computed from them (``reaches``)."""
+
+    def __init__(self, program: Program, bad: dict):
+        self.bad = bad                       # value var -> what it does, where
+        self.tainted = set()
+        for v in program.values:
+            if v.var in bad or any(a in self.tainted for a in v.definition.atoms):
+                self.tainted.add(v.var)
+        first = next(iter(bad.values()), "")
+        self.reason = (f"the text applies {first} outside its real domain at random inputs, where XLA computes "
+                       "inf or NaN and the importer's reading (1/0 = 0, log |x|) does not: nothing is claimed "
+                       "of the results computed from it")
+
+    def reaches(self, result) -> bool:
+        return bool(self.bad) and (result in self.bad or any(a in self.tainted for a in result.atoms))
+
+
+def _outside_domain(program: Program, env: dict) -> _Outside:
+    """Each value of ``program`` that, at the inputs of ``env``, divides by 0, takes a
+    negative power of 0, a root of a negative or the log of a non-positive number.
+
+    The importer reads these by the kernel's total conventions, so an identity such as
+    ``[1/0 > 0] = [0 > 0] = 0`` holds of the reading where XLA's ``inf > 0`` is 1; under
+    a ``select`` of a trigger that only training data meet (``y[0, 0] == 0.01``), the
+    XLA check's draws never saw the difference, and an edited step was tied and trained
+    (red team: ``1 / 0``, ``1 / (y - y)``, ``rsqrt 0``, ``0 ** -1``). A divisor that is 0
+    at a random point is 0 almost everywhere (or on an open set): refused."""
+    from verigrad.kernel import Func, Pow
+    from .pairing import subterms
+    ev = Vectorized({}, env)
+    bad, seen = {}, set()
+    items = [(v.var, v.definition, v.where) for v in program.values]
+    items += [(r, r, "a result") for r in program.results if not r.atoms]     # a constant result
+    for key, definition, where_ in items:
+        for t in subterms(definition, (Pow, Func), seen):
+            if isinstance(t, Pow):
+                e = t.exponent
+                if e.denominator == 1 and e >= 0:
+                    continue
+                u, ok = t.base, ((lambda u: u > 0) if e < 0 and e.denominator != 1 else
+                                 (lambda u: u != 0) if e < 0 else (lambda u: u >= 0))
+                what = "a division" if e == -1 else f"a power {e}"
+            elif t.fn == "log":
+                u, ok, what = t.operands[0], (lambda u: u > 0), "a log"
+            else:
+                continue
+            idx = sorted(u.free_idx, key=lambda i: i.name)
+            try:
+                val = np.asarray(ev.tensor(Lamda(idx, u) if idx else u), dtype=np.float64)
+            except Exception:   # noqa: BLE001 - a term the evaluator cannot take: nothing known
+                continue
+            if not np.all(ok(val)):
+                bad.setdefault(key, f"{what} ({where_})")
+    return _Outside(program, bad)
 
 
 def _expand(program: Program, cut: dict):
