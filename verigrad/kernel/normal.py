@@ -370,7 +370,7 @@ class Normalizer:
     decide_ge = sum_count = merge_eqs = None    # installed by permutation.py: [P[a] + r >= 0], sum_i [P[i] == b]
 
     def __init__(self, strict_kinks: bool = False, choices: "Choices | None" = None):
-        self.strict_kinks, self.axioms, self.conds, self._depth = strict_kinks, set(), {}, 0
+        self.strict_kinks, self.axioms, self.conds, self._depth, self.open = strict_kinks, set(), {}, 0, set()
         self.choices = choices or Choices()
         self._mm, self._sub, self._norm, self._der, self._sign, self._ren = {}, {}, {}, {}, {}, {}
         self._tops: dict = {}
@@ -379,10 +379,26 @@ class Normalizer:
     def use(self, name: str):
         self.axioms.add(name)
 
-    def need(self, kind: str, u: NF):
+    def need(self, kind: str, u: NF, is_open: bool = False):
         """Record a side condition: ``u != 0`` (kind 'nonzero'), ``u > 0`` ('positive')
-        or ``u != 0`` at a kink of an indicator ('offkink')."""
+        or ``u != 0`` at a kink of an indicator ('offkink'). ``is_open``: its set is open
+        wherever the conditions recorded with it hold (``continuous`` skips it)."""
         self.conds[(kind, u)] = (kind, u)      # the interned NF itself: keys are for ordering
+        if is_open:
+            self.open.add(u)
+
+    def continuous(self, var, P):
+        """Before ``d body / d var[P]`` of a body normalized under conditions: the normal form
+        equals the body where they hold, so its derivative is the body's only where they
+        hold near the point, along var[P]. Each condition in ``var`` is differentiated for
+        its own conditions (continuity, as an indicator's argument is; red team: under
+        ``u > 0``, ``u = #{b: y_b = 0} - 1/2``, a closed set, ``d(sqrt(u)^2 y_0 - u y_0 + y_0)/dy_0``
+        was read as 1, while it is 3/2 at y = (0, 1))."""
+        done = set()
+        while todo := [u for _, u in self.conds.values() if var in u.tvars and u not in done | self.open]:
+            for u in todo:
+                done.add(u)
+                self.derive(u, var, P)
 
     # -- ring operations ----------------------------------------------------------------
     def add(self, *xs: NF) -> NF:
@@ -1321,7 +1337,9 @@ class Normalizer:
             # Only a body that takes no derivative in its params normalizes (by substitution).
             return n(T.subst(t.body, dict(zip(t.params, t.values))), idx, env)
         if isinstance(t, T.Deriv):
-            return self.derive(n(t.body, (), env), t.var, tuple([sub(p) for p in t.idx]))
+            body, P = n(t.body, (), env), tuple([sub(p) for p in t.idx])
+            self.continuous(t.var, P)
+            return self.derive(body, t.var, P)
         if hasattr(t, "normal_form"):       # a term of an extension module (permutation.py)
             return t.normal_form(self, idx, env)
         raise KernelError(f"cannot normalize {type(t).__name__}")

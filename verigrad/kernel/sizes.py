@@ -436,17 +436,17 @@ def _bound(p: Poly, want_low: bool):
 
 def _mods_as_indices(p: Poly) -> Poly:
     """Write each ``alpha*(a - m*(a // m))`` in ``p`` (that is, ``alpha*(a % m)``) as
-    ``alpha*r`` for a new index ``r`` of range ``m``: ``a % m`` lies in ``[0, m)``. The
-    ``r`` are reserved names numbered in the order of the (sorted) floor divisions, so
-    the oracle's answer does not depend on anything but ``p``."""
-    for k, fd in enumerate(sorted(s for s in p.top_atoms() if isinstance(s, FloorDiv))):
+    ``alpha*r`` for a new index ``r`` of range ``m``: ``a % m`` lies in ``[0, m)``. Each ``r`` is
+    named by its floor division's key, one name one remainder in nested calls too (red team:
+    numbered per call, an inner ``e % 2`` took an outer ``b % 2``'s name: ``e%2 - b%2 = 0``)."""
+    for fd in sorted(s for s in p.top_atoms() if isinstance(s, FloorDiv)):
         split = p.linear_in(fd)
         if split is None:
             continue
         q, r = divide_exact(split[0], fd.m)
         if r is ZERO and q is not ZERO:
             alpha = -q
-            p = alpha * Poly.sym(_reserved(f"mod{k}", fd.m, "m")) + split[1] - alpha * fd.a
+            p = alpha * Poly.sym(_reserved(f"mod:{fd.skey}", fd.m, "m")) + split[1] - alpha * fd.a
     return p
 
 

@@ -208,11 +208,11 @@ def define(name: str, body: T.Term) -> tuple[T.Term, Theorem]:
 def rewrite(th: Theorem, target: T.Term) -> Theorem:
     """Congruence: ``|- target = target'`` where every occurrence of ``th.lhs`` in
     ``target`` that is not under a binder of its free indices is replaced by ``th.rhs``.
-    With hypotheses, occurrences inside derivatives are left alone (a hypothesis holds
-    at a point, not as an identity of functions). Inside ``At(body, ps, vs)`` the
-    theorem is used at the point ``ps := vs``, so its side conditions are taken there, and
-    it is used only where each value has the facts (positive, integer, ...) the theorem
-    may assume of its param."""
+    With hypotheses, or a condition not shown continuous, occurrences inside derivatives
+    are left alone (``usable_in``: it holds at a point, not as an identity of functions).
+    Inside ``At(body, ps, vs)`` the theorem is used at the point ``ps := vs``, so its side
+    conditions are taken there, and it is used only where each value has the facts
+    (positive, integer, ...) the theorem may assume of its param."""
     target = _public(target, "rewrite")
     blocked = th.lhs.free_idx | th.rhs.free_idx
     hyp_vars = set()
@@ -220,7 +220,17 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
         blocked |= l.free_idx | r.free_idx
         hyp_vars |= l.atoms | r.atoms
     th_vars = set().union(*(t.mentions for t in _terms_of(th)))
-    cache, conds, nz = {}, set(), Normalizer()
+    cache, conds, nz, smooth = {}, set(), Normalizer(), {}
+
+    def usable_in(d: T.Deriv) -> bool:
+        """The theorem may be used inside the derivative ``d``: no hypothesis (it holds at a
+        point), and each condition in d's variable is continuous along it, so the set where
+        the theorem holds is open there (red team: ``sqrt(u)^2 = u`` under ``u > 0``, with
+        ``u = #{b: y_b = 0} - 1/2``, a closed set, gave ``d(sqrt(u)^2 y_0)/dy_0 = d(u y_0)/dy_0``,
+        0 against -1/2 at y = (0, 1))."""
+        if d.var not in smooth:
+            smooth[d.var] = not th.hyps and all(_continuous(c.term, d.var) for c in th.conds if d.var in c.term.mentions)
+        return smooth[d.var]
 
     def usable_at(at: T.At) -> bool:
         """The theorem may be used inside ``at``'s body: no param it mentions is a
@@ -241,7 +251,7 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
             return th.rhs
         key = (t, ats)
         if key not in cache:
-            cache[key] = _rebuild(t, lambda u: go(u, ats), blocked, bool(th.hyps), usable_at,
+            cache[key] = _rebuild(t, lambda u: go(u, ats), blocked, usable_in, usable_at,
                                   lambda u: go(u, ats + (t,)))
         return cache[key]
 
@@ -251,17 +261,28 @@ def rewrite(th: Theorem, target: T.Term) -> Theorem:
     return _make(_hyps(th), conds, target, new, "rewrite", (th,), {"congruence"}, args=(target,))
 
 
-def _rebuild(t: T.Term, go, blocked, has_hyps, usable_at, go_inside_at) -> T.Term:
+def _rebuild(t: T.Term, go, blocked, usable_in, usable_at, go_inside_at) -> T.Term:
     if isinstance(t, (T.Lamda, T.Sum, T.ReduceMax)):
         bound = set(t.idxs) if isinstance(t, T.Lamda) else {t.idx}
         if bound & blocked:
             return t
-    if isinstance(t, T.Deriv) and has_hyps:
+    if isinstance(t, T.Deriv) and not usable_in(t):
         return t
     if isinstance(t, T.At):
         body = go_inside_at(t.body) if usable_at(t) else t.body
         return T.At(body, t.params, [go(v) for v in t.values])
     return T.map_args(t, go)
+
+
+def _continuous(t: T.Term, var: T.Var) -> bool:
+    """Differentiating ``t`` in each entry of ``var`` needs no condition: ``t`` is continuous
+    along every entry of ``var``, everywhere."""
+    nz = Normalizer()
+    try:
+        nz.derive(nz.tensor_of(t, {}).u, var, tuple(Poly.sym(fresh_index(s, "k", "k")) for s in var.shape))
+    except KernelError:
+        return False
+    return not nz.conds
 
 
 def _missing_fact(p: T.Var, v: T.Term, nz: Normalizer):
