@@ -30,7 +30,7 @@ import tokenize
 from pathlib import Path
 
 BUDGET = 3_500               # lines of code; and the project's budget for physical lines
-# +39 lines for RT-42 (conditions under derivatives: tests/redteam/test_findings_deriv_conditions.py)
+# +39 lines for RT-45 (conditions under derivatives: tests/redteam/test_findings_deriv_conditions.py)
 PHYSICAL_CEILING = 4_560     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,

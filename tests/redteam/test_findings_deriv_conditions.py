@@ -1,4 +1,4 @@
-"""Red team RT-42 (rt2-c; fixed): a derivative was taken of a body rewritten under a side
+"""Red team RT-45 (rt2-c; fixed): a derivative was taken of a body rewritten under a side
 condition whose set is not open, so the kernel proved false statements about derivatives,
 by its decision and by ``rewrite``.
 

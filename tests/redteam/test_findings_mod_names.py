@@ -1,4 +1,4 @@
-"""Red team RT-41 (rt2-c; fixed): the arithmetic oracle named the remainders it reads as
+"""Red team RT-44 (rt2-c; fixed): the arithmetic oracle named the remainders it reads as
 indices per call, so a nested call reused an outer call's name for another remainder,
 and the kernel proved ``|- [p >= 0] = 1`` for an integer expression ``p`` that is -1 at
 some indices; instantiated, that is ``|- [-1 >= 0] = 1``, and with the kernel's own

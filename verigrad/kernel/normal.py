@@ -379,13 +379,13 @@ class Normalizer:
     def use(self, name: str):
         self.axioms.add(name)
 
-    def need(self, kind: str, u: NF, is_open: bool = False):
+    def need(self, kind: str, u: NF, open_along=None):
         """Record a side condition: ``u != 0`` (kind 'nonzero'), ``u > 0`` ('positive')
-        or ``u != 0`` at a kink of an indicator ('offkink'). ``is_open``: its set is open
-        wherever the conditions recorded with it hold (``continuous`` skips it)."""
+        or ``u != 0`` at a kink of an indicator ('offkink'). ``open_along=(var, P)``: its set is
+        open along var[P] where the conditions recorded with it hold (``continuous`` skips it)."""
         self.conds[(kind, u)] = (kind, u)      # the interned NF itself: keys are for ordering
-        if is_open:
-            self.open.add(u)
+        if open_along is not None:
+            self.open.add((u, *open_along))
 
     def continuous(self, var, P):
         """Before ``d body / d var[P]`` of a body normalized under conditions: the normal form
@@ -395,7 +395,7 @@ class Normalizer:
         ``u > 0``, ``u = #{b: y_b = 0} - 1/2``, a closed set, ``d(sqrt(u)^2 y_0 - u y_0 + y_0)/dy_0``
         was read as 1, while it is 3/2 at y = (0, 1))."""
         done = set()
-        while todo := [u for _, u in self.conds.values() if var in u.tvars and u not in done | self.open]:
+        while todo := [u for _, u in self.conds.values() if var in u.tvars and u not in done and (u, var, P) not in self.open]:
             for u in todo:
                 done.add(u)
                 self.derive(u, var, P)

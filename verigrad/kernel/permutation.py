@@ -327,7 +327,7 @@ def _derive(nz: N.Normalizer, s: N.TensorNF, var, P) -> N.NF:
     sd = nz.subst_nf(s.u, {s.binders[0]: Poly.sym(d)})
     diff = nz.sub(sc, sd)
     ties = nz.sum([c, d], nz.mul(nz.rind(diff, ">=", strict=False), nz.rind(nz.scale(diff, -1), ">=", strict=False)))
-    nz.need("positive", nz.sub(nz.add(nz.int_value(n), N.nf_const(Fraction(1, 2))), ties), True)  # open: s continuous
+    nz.need("positive", nz.sub(nz.add(nz.int_value(n), N.nf_const(Fraction(1, 2))), ties), (var, P))  # open: s is continuous (below)
     derivative(nz, sc, var, P)
     return N.ZERO
 
