@@ -30,12 +30,15 @@ import jax.numpy as jnp
 class Optimizer:
     """``slots``: the state kept per parameter (zeros at step 0); ``defaults``: the
     hyperparameters; ``update(p, g, state, lr, wd, bc, hyper) -> (p', state')``, with
-    ``wd`` the parameter's weight decay and ``bc`` the bias corrections (or ``None``)."""
+    ``wd`` the parameter's weight decay and ``bc`` the bias corrections (or ``None``);
+    ``nonneg_slots``: the slots every update keeps nonnegative (the tie rests on it where
+    the step takes their root: ``render.domains.preconditions``)."""
     name: str
     slots: tuple
     defaults: dict
     update: Callable
     corrections: bool = False
+    nonneg_slots: tuple = ()
 
 
 def _sgd(p, g, state, lr, wd, bc, hyper):
@@ -64,7 +67,7 @@ OPTIMIZERS = {
     "sgd": Optimizer("sgd", (), {"weight_decay": 0.0}, _sgd),
     "momentum": Optimizer("momentum", ("mom",), {"momentum": 0.9, "nesterov": True, "weight_decay": 0.0}, _momentum),
     "adamw": Optimizer("adamw", ("m", "v"), {"betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.05}, _adamw,
-                       corrections=True),
+                       corrections=True, nonneg_slots=("v",)),
 }
 
 

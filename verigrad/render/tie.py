@@ -77,6 +77,7 @@ import numpy as np
 from verigrad.certify.vectorized import Vectorized
 from verigrad.kernel import Add, Failure, Lamda, RealCond, Theorem, Var, prove_equal, refl, subst
 
+from .domains import outside_domain, preconditions
 from .pairing import close, pair
 from .programs import Program, Value, dag_size, over
 from verigrad.errors import VerigradError
@@ -150,11 +151,13 @@ def random_inputs(program: Program, seed: int = 0, positive=(), scale=1.0) -> di
 
 
 def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=None, positive=(),
-                 scale=1.0) -> TieReport:
+                 scale=1.0, signs=None) -> TieReport:
     """Tie ``text`` (the emitted module) to ``math`` (the JAX function), result by
     result; ``names`` names the results, ``progress(done, total)`` is told as it goes,
     ``positive`` names inputs drawn positive, ``scale`` the standard deviation of the
-    others (``random_inputs``)."""
+    others (``random_inputs``), ``signs`` the inputs' signs the step may rest on
+    (``domains.preconditions``: a result computed from a partial operation not shown
+    inside its domain is UNKNOWN)."""
     t0 = time.perf_counter()
     if tuple(text.inputs) != tuple(math.inputs):
         raise ValueError("the two programs take different inputs")
@@ -163,7 +166,7 @@ def tie_programs(text: Program, math: Program, names, seed: int = 0, progress=No
     inputs = random_inputs(text, seed, positive, scale)
     env_t, env_m = text.evaluate(inputs), math.evaluate(inputs)
     induction = _Induction(text, math, pair(text, env_t, math, env_m, seed + 1), env_t)
-    outside = _outside_domain(text, env_t)
+    outside = outside_domain(text, env_t, signs or {})
     out = []
     for k, (name, rt, rm) in enumerate(zip(names, text.results, math.results)):
         a, b = _value(rt, env_t), _value(rm, env_m)
@@ -307,64 +310,6 @@ class _Induction:
         return values[min(combining or frontier, key=self.pos.get)] if frontier else None
 
 
-class _Outside:
-    """The values of the text that apply a partial operation outside its real domain
-    at the random point, and those computed from them (``reaches``)."""
-
-    def __init__(self, program: Program, bad: dict):
-        self.bad = bad                       # value var -> what it does, where
-        self.tainted = set()
-        for v in program.values:
-            if v.var in bad or any(a in self.tainted for a in v.definition.atoms):
-                self.tainted.add(v.var)
-        first = next(iter(bad.values()), "")
-        self.reason = (f"the text applies {first} outside its real domain at random inputs, where XLA computes "
-                       "inf or NaN and the importer's reading (1/0 = 0, log |x|) does not: nothing is claimed "
-                       "of the results computed from it")
-
-    def reaches(self, result) -> bool:
-        return bool(self.bad) and (result in self.bad or any(a in self.tainted for a in result.atoms))
-
-
-def _outside_domain(program: Program, env: dict) -> _Outside:
-    """Each value of ``program`` that, at the inputs of ``env``, divides by 0, takes a
-    negative power of 0, a root of a negative or the log of a non-positive number.
-
-    The importer reads these by the kernel's total conventions, so an identity such as
-    ``[1/0 > 0] = [0 > 0] = 0`` holds of the reading where XLA's ``inf > 0`` is 1; under
-    a ``select`` of a trigger that only training data meet (``y[0, 0] == 0.01``), the
-    XLA check's draws never saw the difference, and an edited step was tied and trained
-    (red team: ``1 / 0``, ``1 / (y - y)``, ``rsqrt 0``, ``0 ** -1``). A divisor that is 0
-    at a random point is 0 almost everywhere (or on an open set): refused."""
-    from verigrad.kernel import Func, Pow
-    from .pairing import subterms
-    ev = Vectorized({}, env)
-    bad, seen = {}, set()
-    items = [(v.var, v.definition, v.where) for v in program.values]
-    items += [(r, r, "a result") for r in program.results if not r.atoms]     # a constant result
-    for key, definition, where_ in items:
-        for t in subterms(definition, (Pow, Func), seen):
-            if isinstance(t, Pow):
-                e = t.exponent
-                if e.denominator == 1 and e >= 0:
-                    continue
-                u, ok = t.base, ((lambda u: u > 0) if e < 0 and e.denominator != 1 else
-                                 (lambda u: u != 0) if e < 0 else (lambda u: u >= 0))
-                what = "a division" if e == -1 else f"a power {e}"
-            elif t.fn == "log":
-                u, ok, what = t.operands[0], (lambda u: u > 0), "a log"
-            else:
-                continue
-            idx = sorted(u.free_idx, key=lambda i: i.name)
-            try:
-                val = np.asarray(ev.tensor(Lamda(idx, u) if idx else u), dtype=np.float64)
-            except Exception:   # noqa: BLE001 - a term the evaluator cannot take: nothing known
-                continue
-            if not np.all(ok(val)):
-                bad.setdefault(key, f"{what} ({where_})")
-    return _Outside(program, bad)
-
-
 def _expand(program: Program, cut: dict):
     """``(term, defn)`` for each value: ``defn`` its definition over inputs and cuts,
     ``term`` what its users see (the cut's variable, or ``defn`` inlined)."""
@@ -447,10 +392,12 @@ def trace(fn, structs):
     return jax.jit(fn, keep_unused=True).trace(*structs).jaxpr
 
 
-def tie_module(text: str, path: str, fn, inputs: list, outputs: list, seed: int = 0, progress=None) -> TieReport:
+def tie_module(text: str, path: str, fn, inputs: list, outputs: list, seed: int = 0, progress=None,
+               signs=None) -> TieReport:
     """Tie the text of one module to the JAX function ``fn`` it was rendered from;
-    ``inputs`` / ``outputs`` are the manifest's ports. The kernel's tie, then XLA's
-    execution of the same text against the math (``xla_check``)."""
+    ``inputs`` / ``outputs`` are the manifest's ports, ``signs`` the inputs' signs it may
+    rest on (``domains.preconditions``). The kernel's tie, then XLA's execution of the
+    same text against the math (``xla_check``)."""
     from verigrad.frontends.stablehlo import StableHLOError, parse, signature
     from .programs import jaxpr_program, stablehlo_program
     import jax
@@ -475,7 +422,8 @@ def tie_module(text: str, path: str, fn, inputs: list, outputs: list, seed: int 
         return out
     math_prog = jaxpr_program(trace(fn, structs), text_prog.inputs)
     report = None if progress is None else (lambda done, total: progress(f"tie {path}", done, total))
-    out = tie_programs(text_prog, math_prog, names, seed, report, positive, check_scales(inputs, XLA_SCALES[0]))
+    out = tie_programs(text_prog, math_prog, names, seed, report, positive, check_scales(inputs, XLA_SCALES[0]),
+                       signs)
     if math_prog.assumptions:           # a narrowing cast, an integer range: the tie's vocabulary is exact
         why = "; ".join(math_prog.assumptions)
         for r in out.results:
@@ -665,7 +613,7 @@ def tie_files(directory, net, cfg, layout, progress=None, texts=None) -> Tie:
                                ("forward", S.forward(net, cfg, layout), layout.forward_inputs, layout.forward_outputs)):
         path = directory / FILES[key]
         text = texts[key] if texts is not None else path.read_text()
-        modules[key] = tie_module(text, str(path), fn, ins, outs, progress=progress)
+        modules[key] = tie_module(text, str(path), fn, ins, outs, progress=progress, signs=preconditions(cfg, ins))
     sizes = {"batch": cfg.batch, "params": {p.name: [int(d) for d in p.shape] for p in net.params}}
     return Tie(modules, sizes)
 
