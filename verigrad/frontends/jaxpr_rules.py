@@ -1492,10 +1492,15 @@ def _is_finite(ctx, eqn, x):
 @rule("dim_as_value")
 def _dim_as_value(ctx, eqn):
     shape, kind = _out(ctx, eqn)
-    t = S.int_value(dim_poly(eqn.params["dim"]))
+    p = dim_poly(eqn.params["dim"])
+    t = S.int_value(p)
     if kind == "int":
         t = fits(ctx, eqn, t, _dtype(eqn), f"the size as a value fits {_dtype(eqn)}")
-    return _note(ctx, Tensor(shape, lambda idx: t, kind), Facts(FINITE, "pos", True))
+    # a dimension expression is not a size: ``n - 37`` is 0 at n = 37 and negative below, so
+    # its sign is what the sizes' bounds prove, not "pos" (red team RT-46-g1: ``0.0 / (n - 37)``
+    # was read as never dividing by zero, and a backward NaN at n = 37 was PROVED)
+    sign = "pos" if nonneg(p - ONE) else "nonneg" if nonneg(p) else None
+    return _note(ctx, Tensor(shape, lambda idx: t, kind), Facts(FINITE, sign, True))
 
 
 @rule("iota")
