@@ -400,11 +400,12 @@ class _Ctx:
     site_scales: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)   # id(Layer) -> piece label (shared)
     local: str | None = None           # the piece's own name (its scope inside its container)
+    customs: dict = field(default_factory=dict)  # path -> (the Layer a Custom piece's fn returned, its text) (shared)
 
     def child(self, i, name, piece) -> "_Ctx":
         label = f"{self.path}.{i}" if self.path else str(i)
         prefix = f"{self.prefix}/{name}" if (self.prefix and name) else (name or self.prefix)
-        return _Ctx(label, prefix, self.classes, self.sites, {}, self.labels, name)
+        return _Ctx(label, prefix, self.classes, self.sites, {}, self.labels, name, self.customs)
 
 
 def _names(pieces, ctx) -> list:
@@ -453,6 +454,8 @@ def _build(piece, x, ctx: _Ctx) -> Layer:
         raise NetworkError(f"{where}: {_one_line(e)}") from None
     except Exception as e:  # noqa: BLE001 - user code (Custom) may raise anything; name the piece
         raise NetworkError(f"{where}: {type(e).__name__}: {_one_line(e)}") from None
+    if isinstance(piece, Custom):
+        ctx.customs[ctx.path] = (layer, piece.describe())
     for a in layer.aux:
         if not (len(a.shape) == 1 and bool(a.shape[0] == x[0])):
             raise NetworkError(f"{where}: its input {a.name!r} has shape {shape_str(a.shape)}; a train step feeds only "
@@ -490,7 +493,7 @@ class Model:
                                f"got {input!r}")
         self.certificate = None
         try:
-            self._symbolic, self._sites, self._labels = self._layer_at(_symbolic_batch())
+            self._symbolic, self._sites, self._labels, self._customs = self._layer_at(_symbolic_batch())
         except NetworkError as e:
             msg = str(e)
             raise NetworkError(msg if msg.startswith("network ") else f"network {name}: {msg}") from None
@@ -500,8 +503,8 @@ class Model:
 
     # -- building ---------------------------------------------------------------------------
     def _layer_at(self, batch):
-        sites, labels = {}, {}
-        ctx = _Ctx("", "", self.classes, sites, {}, labels)
+        sites, labels, customs = {}, {}, {}
+        ctx = _Ctx("", "", self.classes, sites, {}, labels, None, customs)
         x = (batch,) + self.input
         pieces = self.body.pieces if isinstance(self.body, Sequential) and self.body.name is None else (self.body,)
         names = _names(pieces, ctx)
@@ -519,7 +522,7 @@ class Model:
             raise NetworkError(f"network {self.name}: it ends in shape {shape_str(layer.y)}; the loss takes logits of shape "
                                f"{shape_str(want)}: end with Head() (or Flatten() and Dense({self.classes}))")
         self._check_inits(layer)
-        return layer, sites, labels
+        return layer, sites, labels, customs
 
     def _check_inits(self, layer):
         from verigrad.run.manifest import INITS
@@ -534,9 +537,42 @@ class Model:
         from verigrad.nn.nets.network import Network
         if not 0 <= drop_path_rate < 1:
             raise ValueError(f"drop-path rate must be in [0, 1), got {drop_path_rate}")
-        layer = self._symbolic if batch is self._symbolic.x[0] else self._layer_at(batch)[0]
+        if batch is self._symbolic.x[0]:
+            layer = self._symbolic
+        else:
+            layer, _, _, customs = self._layer_at(batch)
+            if isinstance(batch, int) and self.certificate is not None:    # (nothing is claimed of an
+                self._same_customs(customs, batch)                           # uncertified model: a control)
         keep = {s: 1.0 - drop_path_rate * sc for s, sc in self._sites.items()}
         return Network(self.name, layer, keep=keep, classes=self.classes)
+
+    def _same_customs(self, customs: dict, batch: int):
+        """Each ``Custom`` piece built at the concrete ``batch`` (what is rendered and
+        trained) is the layer certified for every batch size, at ``B = batch``: its
+        backward is certified at these sizes, and its forward is the certified one with
+        ``B := batch`` (the kernel proves the two terms equal). Its ``fn`` is user code
+        called again at this batch; one that branched on the batch (``isinstance(x[0],
+        int)``) was certified as one layer and trained as another (red team RT-46-e1: a
+        gradient 3x the true one, network_backward PROVED, the tie CHECKED)."""
+        from verigrad.kernel import Theorem, prove_equal, subst
+        from verigrad.nn import compose
+        for path, (layer, text) in customs.items():
+            label, at = f"piece {path} ({text})", f"custom@{path}"
+            try:
+                cs, cc = compose.certify(self._customs[path][0], at), compose.certify(layer, at)
+            except Exception as e:  # noqa: BLE001 - the importer refuses the layer: name the piece
+                raise NetworkError(f"network {self.name}: {label} could not be certified at batch {batch} "
+                                   f"({type(e).__name__}: {_one_line(e)[:300]})") from None
+            if not cc.proved:
+                raise NetworkError(f"network {self.name}: {label} has no certificate at batch {batch}: the layer its "
+                                   "function returns at a concrete batch is not the one certified for every batch "
+                                   "size (build it from the input shape without branching on the batch size)")
+            sizes = {s: batch for s in cs.x.shape[0].symbols()} if cs.x.shape and cs.x.shape[0].symbols() else {}
+            same = prove_equal(subst(cs.forward, sizes), cc.forward) if sizes else None
+            if not (isinstance(same, Theorem) and not same.conds and not same.hyps):
+                raise NetworkError(f"network {self.name}: {label} computes another forward at batch {batch} than the "
+                                   "one certified for every batch size (build it from the input shape without "
+                                   "branching on the batch size)")
 
     @property
     def sites(self) -> tuple:

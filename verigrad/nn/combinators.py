@@ -77,6 +77,16 @@ def _aux_of(child, env):
     return [env[a.name] for a in child.aux]
 
 
+def _declared(child, grads):
+    """The gradients of ``child``'s declared parameters, and nothing else its backward
+    returned. Certification reads a layer's gradient of each declared parameter only; a
+    ``Custom`` layer without parameters (so not put under a name scope) whose backward
+    also returned ``{"dense1/W": 0}`` overwrote dense1's gradient in ``chain``'s
+    ``grads.update``: network_backward PROVED, the tie CHECKED, dense1/W frozen in
+    training (red team RT-46-e5)."""
+    return {p.name: grads[p.name] for p in child.params}
+
+
 def _split(names, rest):
     """``(*aux, dy)`` -> (aux by name, dy)."""
     *aux, dy = rest
@@ -102,7 +112,7 @@ def named(prefix: str, layer: Layer) -> Layer:
 
     def backward(params, x, *rest):
         dx, grads = layer.backward(inner(params), x, *rest)
-        return dx, {f"{prefix}/{k}": g for k, g in grads.items()}
+        return dx, {f"{prefix}/{k}": g for k, g in _declared(layer, grads).items()}
 
     return _made(Layer(prefix, layer.x, layer.y, forward, backward,
                  params=tuple(p.renamed(f"{prefix}/{p.name}") for p in layer.params),
@@ -134,7 +144,7 @@ def chain(*layers: Layer) -> Layer:
         grads = {}
         for f, xf in zip(reversed(layers), reversed(inputs)):
             dy, g = f.backward(_params_of(f, params), xf, *_aux_of(f, env), dy)
-            grads.update(g)             # names are disjoint: no parameter is shared
+            grads.update(_declared(f, g))       # names are disjoint: no parameter is shared
         return dy, grads
 
     return _made(Layer("chain", layers[0].x, layers[-1].y, forward, backward, params, aux,
@@ -162,7 +172,7 @@ def fan_in(*branches: Layer) -> Layer:
         for f in branches:
             dxf, g = f.backward(_params_of(f, params), x, *_aux_of(f, env), dy)
             dx = dxf if dx is None else dx + dxf
-            grads.update(g)
+            grads.update(_declared(f, g))
         return dx, grads
 
     return _made(Layer("fan_in", branches[0].x, branches[0].y, forward, backward, params, aux,
@@ -180,7 +190,7 @@ def residual(branch: Layer) -> Layer:
 
     def backward(params, x, *rest):
         dxf, grads = branch.backward(params, x, *rest)
-        return rest[-1] + dxf, grads
+        return rest[-1] + dxf, _declared(branch, grads)
 
     return _made(Layer("residual", branch.x, branch.y, forward, backward, branch.params, branch.aux,
                  doc="dx = dy + f.back(x, dy)", children=(branch,)))
@@ -205,7 +215,7 @@ def site_residual(branch: Layer, site: str = "s", batched: bool = True) -> Layer
     def backward(params, x, s, *rest):
         *aux, dy = rest
         dxf, grads = branch.backward(params, x, *aux, scale_examples(s, dy))
-        return dy + dxf, grads
+        return dy + dxf, _declared(branch, grads)
 
     return _made(Layer("site_residual", branch.x, branch.y, forward, backward, branch.params, aux,
                  hyper={"site": site}, doc="dx = dy + f.back(x, s * dy)", children=(branch,)))
@@ -221,7 +231,7 @@ def per_example(layer: Layer, batch) -> Layer:
 
     def backward(params, x, *rest):
         dx, grads = jax.vmap(lambda xb, *rb: layer.backward(params, xb, *rb))(x, *rest)
-        return dx, {k: jnp.sum(g, axis=0) for k, g in grads.items()}
+        return dx, {k: jnp.sum(g, axis=0) for k, g in _declared(layer, grads).items()}
 
     return Layer("per_example", (batch,) + tuple(layer.x), (batch,) + tuple(layer.y), forward, backward,
                  layer.params, tuple(AuxSpec(a.name, (batch,) + tuple(a.shape), a.optional) for a in layer.aux),

@@ -79,6 +79,12 @@ def hyperparameters(name: str, **overrides) -> dict:
     unknown = sorted(set(overrides) - set(opt.defaults))
     if unknown:
         raise ValueError(f"{name} has no hyperparameter {', '.join(unknown)} (it has {', '.join(opt.defaults)})")
+    # ``_momentum`` is Nesterov's update whatever the entry says; the manifest records the
+    # entry, so ``nesterov=False`` was rendered, tied and trained as Nesterov momentum
+    # while the manifest said heavy-ball (red team RT-46-e3). Only what is computed is named.
+    if name == "momentum" and overrides.get("nesterov", True) is not True:
+        raise ValueError(f"momentum: nesterov={overrides['nesterov']!r}, but only Nesterov momentum is implemented "
+                         "(nesterov=True)")
     return {"name": name, **opt.defaults, **overrides}
 
 

@@ -643,8 +643,55 @@ def tie_directory(directory, net=None, progress=None, manifest=None) -> Tie:
                                 f"(first difference: {next((g, w) for g, w in zip(got + [None] * len(want), want) if g != w)})")
         if [p.name for p in spec.outputs] != [p["name"] for p in outs]:
             raise ManifestError(f"{Path(directory) / 'manifest.json'}: {key}.outputs differ from the network's layout")
+    differs = _configuration_differs(m, net, cfg, layout)
+    if differs:
+        raise ManifestError(f"{Path(directory) / 'manifest.json'}: {differs}")
     texts = {key: m.text(getattr(m, key)) for key in ("train_step", "forward")} if manifest is not None else None
     return tie_files(directory, net, cfg, layout, progress, texts)
+
+
+def _configuration_differs(m, net, cfg, layout) -> str | None:
+    """What of the manifest the trainer reads differs from the step the tie rebuilds from
+    its ``render`` entry (None: nothing). The tie proves the text against the step of
+    ``render``, but the trainer feeds the text from the manifest's other fields: AdamW's
+    bias corrections from ``optimizer.betas``, the targets from ``label_smoothing``, each
+    drop mask from its port's ``keep``, the initial values from ``params[].init``. An
+    edited one of those was tied and trained (red team RT-46-e2: betas [0.5, 0.5] made
+    the first AdamW step 4.47x the rendered optimizer's), so each must be the render's."""
+    from .optimizers import hyperparameters
+    # (the render entry's optimizer is one ``hyperparameters`` accepts: RT-46-e3's
+    # ``nesterov: false`` is refused there, as the step computes Nesterov's update)
+    optimizer = hyperparameters(cfg.optimizer.get("name"), **{k: v for k, v in cfg.optimizer.items() if k != "name"})
+    if optimizer != dict(cfg.optimizer):
+        return f"render.optimizer is {dict(cfg.optimizer)!r}, not a complete optimizer entry ({optimizer!r})"
+    want = {"batch": cfg.batch, "optimizer": optimizer, "label_smoothing": float(cfg.label_smoothing),
+            "drop_path": float(cfg.drop_path)}
+    got = {"batch": m.batch, "optimizer": dict(m.optimizer), "label_smoothing": float(m.label_smoothing),
+           "drop_path": float(m.drop_path)}
+    for key in want:
+        if got[key] != want[key]:
+            return f"{key} is {got[key]!r}, but the step was rendered (and is tied) with {want[key]!r}"
+
+    def port(p):
+        return (p["name"], p["role"], tuple(p["shape"]), p["dtype"], p.get("keep"))
+
+    for key, ins, outs in (("train_step", layout.step_inputs, layout.step_outputs),
+                           ("forward", layout.forward_inputs, layout.forward_outputs)):
+        spec = getattr(m, key)
+        for k, (p, q) in enumerate(zip(spec.inputs, ins)):
+            if (p.name, p.role, tuple(p.shape), p.dtype, p.keep) != port(q):
+                return f"{key}.inputs[{k}] ({p.name}) is {p.role} keep={p.keep}, the rendered step's " \
+                       f"{q['role']} keep={q.get('keep')}"
+        for k, (p, q) in enumerate(zip(spec.outputs, outs)):
+            if (p.name, p.role) != (q["name"], q["role"]):
+                return f"{key}.outputs[{k}] ({p.name}) has role {p.role}, the rendered step's {q['role']}"
+    declared = [(p.name, tuple(p.shape), p.init, bool(p.decay)) for p in m.params]
+    rendered = [(f"params/{p.name}", tuple(int(d) for d in p.shape), str(p.init), bool(p.decay)) for p in net.params]
+    if declared != rendered:
+        first = next((d, r) for d, r in zip(declared + [None] * len(rendered), rendered + [None] * len(declared))
+                     if d != r)
+        return f"params differ from the rendered network's (first difference: {first[0]} against {first[1]})"
+    return None
 
 
 class NotTied(VerigradError, RuntimeError):
