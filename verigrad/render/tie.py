@@ -40,6 +40,10 @@ every relu output of a pool window is 0; RT-30: where a drop mask drops example 
 The importers read both programs alike (a maximum as ``a [a - b > 0] + b [a - b <= 0]``
 on both sides), so the nets tie with no side condition at all.
 
+A result computed from a division, log or root of the text that is not shown inside its
+domain for every input meeting the step's preconditions is **UNKNOWN** as well
+(``domains``): the reading's ``1/0 = 0`` is not XLA's inf.
+
 4. *XLA* (``xla_check``). The kernel's claim is about the importer's reading of the
    text; XLA runs the text itself. So the exact text is compiled by XLA (on the CPU,
    in float32) and run at random inputs (two draws: parameters as an initializer
