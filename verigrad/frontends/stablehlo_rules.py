@@ -572,10 +572,39 @@ def _constant_predicate(op, p):
     if isinstance(p, Infinity) or p.atoms or p.free_idx:
         op.fail("a non-finite branch under a predicate that is not constant")
     from verigrad.certify.evaluate import evaluate
+    # The predicate is decided here by the reading's total conventions (1/0 = 0, log |x|)
+    # and then dropped with the branch not picked, so no later check sees it: where one of
+    # its partial operations leaves its real domain, XLA decides it otherwise ([1/0 > 0]
+    # is 0 read, 1 run) and takes the other branch (red team RT-47-h3).
+    for t in _partial_operations(p):
+        e = t.exponent if isinstance(t, Pow) else None
+        u = t.base if e is not None else t.operands[0]
+        idx = sorted(u.free_idx, key=lambda i: i.name)          # bound in ``p``: every entry
+        u = np.asarray(evaluate(Lamda(idx, u) if idx else u, {}, {}), dtype=np.float64)
+        inside = (np.all(u > 0) if e is None or (e < 0 and e.denominator != 1)
+                  else np.all(u != 0) if e < 0 else np.all(u >= 0))
+        if not inside:
+            op.fail("a predicate that applies a partial operation (a division, a root, a log) outside its "
+                    "real domain, where XLA decides it otherwise than the reading")
     v = np.asarray(evaluate(p, {}, {}))
     if not (np.all(v == 1) or np.all(v == 0)):
         op.fail("a non-finite branch under a predicate that is not constant")
     return bool(np.all(v == 1))
+
+
+def _partial_operations(term):
+    """The powers with a negative or fractional exponent and the logs in ``term``, each once."""
+    seen, stack = set(), [term]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if (isinstance(t, Pow) and not (t.exponent.denominator == 1 and t.exponent >= 0)) or (
+                isinstance(t, Func) and t.fn == "log"):
+            yield t
+        for a in t._args:
+            stack.extend(b for b in (a if isinstance(a, tuple) else (a,)) if isinstance(b, Term))
 
 
 def _literals(term):
