@@ -478,6 +478,12 @@ def _max_min(op, a, b):
         x = inf[0]
         other = b if x is a else a
         if (x.sign > 0) == big:           # max(+inf, y) = +inf
+            # ... unless y is NaN, which XLA's max / min propagate: dropped here, y's partial
+            # operations left no trace (red team RT-47-h6: max(+inf, 0 * (1 / (y - 0.01))) read
+            # +inf, run NaN on training data). Only a y that cannot be NaN is dropped.
+            if not (isinstance(other, Infinity) or op.infos[1 if x is a else 0].finite):
+                op.fail("the maximum / minimum of an infinity and a value that is not provably finite "
+                        "(XLA gives NaN where that value is NaN)")
             return Infinity(x.sign, op.out.shape)
         if isinstance(other, Infinity):
             return Infinity(other.sign, op.out.shape)
