@@ -17,6 +17,11 @@ XLA's draws have ``y[0, 0] != 0.01``), and on a training batch whose first label
 class 0 XLA moves ``head/b[0]`` by 1. Fixed: a constant is inside the domain only where
 its float64 value is away from 0 by ``MARGIN`` (1e-6) of the largest of its literals and
 of the terms of its sums, so neither the exact nor the float32 value can be 0 there.
+
+The same float64 decision let a constant ``select`` predicate (RT-47-h3's fix) through:
+``[1 / (0.1 + 0.2 - 0.3) > 1e20]`` is 0 in float64 (1.8e16) and 1 in XLA (``inf``), so
+``select(p, +inf, 1) > 2`` gated the same edit. Both checks now share
+``stablehlo_rules.constant_inside``.
 """
 from fractions import Fraction
 
@@ -73,3 +78,25 @@ def test_rt47_h5_a_constant_away_from_zero_still_ties(src, tmp_path):  # noqa: F
     """``[1 / (0.1 + 0.2 - 0.1) < 0]`` is 0 in XLA as in the reading: the edit ties."""
     edited, _ = edited_head_bias(src, tmp_path / "away", _edit(_gate("1.000000e-01")))
     assert tie_directory(edited).ok
+
+
+PREDICATE = ["%rta = stablehlo.constant dense<1.000000e-01> : tensor<f32>",
+             "%rtb2 = stablehlo.constant dense<2.000000e-01> : tensor<f32>",
+             "%rtc3 = stablehlo.constant dense<3.000000e-01> : tensor<f32>",
+             "%rtab = stablehlo.add %rta, %rtb2 : tensor<f32>",
+             "%rtw = stablehlo.subtract %rtab, %rtc3 : tensor<f32>",
+             "%rtinf0 = stablehlo.divide %rtone, %rtw : tensor<f32>",
+             "%rtbig = stablehlo.constant dense<1.000000e+20> : tensor<f32>",
+             "%rtp = stablehlo.compare GT, %rtinf0, %rtbig, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+             "%rtI = stablehlo.constant dense<0x7F800000> : tensor<f32>",
+             "%rts2 = stablehlo.select %rtp, %rtI, %rtone : tensor<i1>, tensor<f32>",
+             "%rttwo = stablehlo.constant dense<2.000000e+00> : tensor<f32>",
+             "%rtc = stablehlo.compare GT, %rts2, %rttwo, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>"]
+
+
+def test_rt47_h5_a_cancelling_constant_predicate_is_refused(src, tmp_path):  # noqa: F811
+    path, k = edited_head_bias(src, tmp_path / "pred", _edit(PREDICATE))
+    args = _training_args(src)
+    assert run_step(path, args)[k][0] - run_step(src, args)[k][0] == pytest.approx(1.0, abs=1e-6)
+    r = tie_directory(path).modules["train_step"].results[k]
+    assert r.status == "UNKNOWN" and "a predicate that applies a partial operation" in r.reason, r.reason

@@ -56,7 +56,7 @@ from math import prod
 
 import numpy as np
 
-from verigrad.kernel import (Delta, Func, Index, IndexVar, IntCond, IntVal, Lamda, Num, Pow, RealCond,
+from verigrad.kernel import (Add, Delta, Func, Index, IndexVar, IntCond, IntVal, Lamda, Num, Pow, RealCond,
                              ReduceMax, Sum, Term, Var)
 from verigrad.kernel.sizes import as_poly
 
@@ -584,12 +584,7 @@ def _constant_predicate(op, p):
     # is 0 read, 1 run) and takes the other branch (red team RT-47-h3).
     for t in _partial_operations(p):
         e = t.exponent if isinstance(t, Pow) else None
-        u = t.base if e is not None else t.operands[0]
-        idx = sorted(u.free_idx, key=lambda i: i.name)          # bound in ``p``: every entry
-        u = np.asarray(evaluate(Lamda(idx, u) if idx else u, {}, {}), dtype=np.float64)
-        inside = (np.all(u > 0) if e is None or (e < 0 and e.denominator != 1)
-                  else np.all(u != 0) if e < 0 else np.all(u >= 0))
-        if not inside:
+        if not constant_inside(lambda c: evaluate(c, {}, {}), t.base if e is not None else t.operands[0], e):
             op.fail("a predicate that applies a partial operation (a division, a root, a log) outside its "
                     "real domain, where XLA decides it otherwise than the reading")
     v = np.asarray(evaluate(p, {}, {}))
@@ -598,19 +593,52 @@ def _constant_predicate(op, p):
     return bool(np.all(v == 1))
 
 
-def _partial_operations(term):
-    """The powers with a negative or fractional exponent and the logs in ``term``, each once."""
+def _subterms(term, test):
+    """The subterms of ``term`` that pass ``test``, each once."""
     seen, stack = set(), [term]
     while stack:
         t = stack.pop()
         if id(t) in seen:
             continue
         seen.add(id(t))
-        if (isinstance(t, Pow) and not (t.exponent.denominator == 1 and t.exponent >= 0)) or (
-                isinstance(t, Func) and t.fn == "log"):
+        if test(t):
             yield t
         for a in t._args:
             stack.extend(b for b in (a if isinstance(a, tuple) else (a,)) if isinstance(b, Term))
+
+
+def _partial_operations(term):
+    """The powers with a negative or fractional exponent and the logs in ``term``, each once."""
+    return _subterms(term, lambda t: (isinstance(t, Pow) and not (t.exponent.denominator == 1 and t.exponent >= 0))
+                     or (isinstance(t, Func) and t.fn == "log"))
+
+
+CONSTANT_MARGIN = 1e-6     # a constant this close to 0, relative to its parts, is not shown away from it
+
+
+def constant_inside(value, u: Term, e) -> bool:
+    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log), from
+    ``value(t)``, the float64 value of a closed term: away from 0 by ``CONSTANT_MARGIN`` of
+    the largest of its literals and of the terms of its sums. The reading's value is exact
+    and XLA's float32 (of the literals' float32 values): ``0.1 + 0.2 - 0.3`` is 0 for both,
+    5.6e-17 in float64, and passed as a nonzero divisor (red team RT-47-h5)."""
+    def val_of(t):
+        idx = sorted(t.free_idx, key=lambda i: i.name)          # bound in ``u``: every entry
+        return np.asarray(value(Lamda(idx, t) if idx else t), dtype=np.float64)
+    try:
+        val = val_of(u)
+        scale = max([float(np.max(np.abs(val), initial=0.0))]
+                    + [abs(float(n.value)) for n in _subterms(u, lambda t: isinstance(t, Num))]
+                    + [float(np.max(np.abs(val_of(a)), initial=0.0))
+                       for s in _subterms(u, lambda t: isinstance(t, Add)) for a in s.terms])
+    except Exception:   # noqa: BLE001 - a term the evaluator cannot take: not shown
+        return False
+    if not np.all(np.isfinite(val)):
+        return False
+    away = np.abs(val) >= CONSTANT_MARGIN * scale
+    if e is None or (e < 0 and e.denominator != 1):
+        return bool(np.all((val > 0) & away))
+    return bool(np.all((val != 0) & away) if e < 0 else np.all((val >= 0) & (away | (scale == 0))))
 
 
 def _literals(term):

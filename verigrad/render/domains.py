@@ -202,33 +202,12 @@ def _not_shown(t, shown: Signs, ev: Vectorized):
     return None
 
 
-MARGIN = 1e-6      # a constant this close to 0, relative to its parts, is not shown away from it
-
-
 def _constant_inside(ev: Vectorized, u: T.Term, e) -> bool:
-    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log), by
-    its float64 value: away from 0 by ``MARGIN`` of the largest of its literals and of the
-    terms of its sums. The reading's value is exact and XLA's is float32 (of the literals'
-    float32 values): ``0.1 + 0.2 - 0.3`` is 0 for both, 5.6e-17 in float64, and passed as
-    a nonzero divisor (red team RT-47-h5)."""
-    from .pairing import subterms
-
-    def value(t):
-        idx = sorted(t.free_idx, key=lambda i: i.name)
-        return np.asarray(ev.tensor(T.Lamda(idx, t) if idx else t), dtype=np.float64)
-    try:
-        val = value(u)
-        scale = max([float(np.max(np.abs(val), initial=0.0))]
-                    + [abs(float(n.value)) for n in subterms(u, T.Num)]
-                    + [float(np.max(np.abs(value(a)), initial=0.0)) for s in subterms(u, T.Add) for a in s.terms])
-    except Exception:   # noqa: BLE001 - a term the evaluator cannot take: not shown
-        return False
-    if not np.all(np.isfinite(val)):
-        return False
-    away = np.abs(val) >= MARGIN * scale
-    if e is None or (e < 0 and e.denominator != 1):
-        return bool(np.all((val > 0) & away))
-    return bool(np.all((val != 0) & away) if e < 0 else np.all((val >= 0) & (away | (scale == 0))))
+    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log): by
+    its float64 value, away from 0 relative to its parts (``stablehlo_rules.constant_inside``:
+    the reading's value is exact, XLA's float32, RT-47-h5)."""
+    from verigrad.frontends.stablehlo_rules import constant_inside
+    return constant_inside(ev.tensor, u, e)
 
 
 def preconditions(cfg, ports: list) -> dict:
