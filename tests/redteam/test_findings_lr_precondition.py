@@ -19,7 +19,8 @@ where the rendered step, at lr = 0, moves nothing.
 
 Fixed (``run.train``): the trainer refuses a learning rate that is not a positive
 number, and refuses to run a step whose lr or bias-correction input is not a positive
-float32 (naming the schedule overrun); a resumed checkpoint whose second moments are
+normal float32 (naming the schedule overrun; XLA on the CPU flushes a subnormal ``1e-45``
+to 0, and the edit moved the bias there too); a resumed checkpoint whose second moments are
 negative (or NaN) is refused. A stream as long as it says trains as before.
 """
 import json
@@ -88,6 +89,10 @@ def test_rt47_h2_the_schedule_past_its_end_is_not_run(edited):
                       data=dataset.Stream(_batches(2), steps_per_epoch=1))
     with pytest.raises(ValueError, match="lr input of step 2 is 0.0"):
         t.run()
+    tiny = train.Trainer(m, train.Config(epochs=1, lr=1e-45, schedule="constant"), progress=False,
+                         data=dataset.Stream(_batches(1)))                  # subnormal: XLA flushes it to 0
+    with pytest.raises(ValueError, match="lr input of step 1"):
+        tiny.run()
     with pytest.raises(ValueError, match="learning rate must be a positive number"):
         train.Trainer(m, train.Config(epochs=1, lr=0.0, schedule="constant"), progress=False,
                       data=dataset.Stream(_batches(1)))

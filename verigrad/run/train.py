@@ -199,14 +199,15 @@ class Trainer:
                 args.append(np.float32(1.0 - opt["betas"][0] ** t))
             elif p.role == "bias_correction2":
                 args.append(np.float32(1.0 - opt["betas"][1] ** t))
-            if p.role in POSITIVE_INPUTS and not (np.isfinite(args[-1]) and args[-1] > 0):
+            # (at least the smallest normal float32: XLA on the CPU flushes a subnormal to 0)
+            if p.role in POSITIVE_INPUTS and not (np.isfinite(args[-1]) and args[-1] >= np.finfo(np.float32).tiny):
                 # The render tie reads the text's divisions and roots of these inputs as
                 # inside their domains (render.domains.preconditions): a step run at lr = 0
                 # (a cosine schedule past its last step, when a stream gives more batches
                 # than steps_per_epoch) ran an edit that the tie had CHECKED as adding
                 # 0 * (1/lr) = 0 and XLA computes as NaN (red team RT-47-h2).
                 raise ValueError(f"the {p.role} input of step {t} is {float(args[-1])!r}, not a positive float32: "
-                                 "the tie of the train step rests on it being positive (a stream that gives more "
+                                 "the tie of the train step rests on it being positive and normal (a stream that gives more "
                                  "batches than steps_per_epoch runs the cosine schedule past its end, at 0)")
         return args
 
