@@ -56,7 +56,7 @@ from math import prod
 
 import numpy as np
 
-from verigrad.kernel import (Delta, Func, Index, IndexVar, IntCond, IntVal, Lamda, Num, Pow, RealCond,
+from verigrad.kernel import (Add, Delta, Func, Index, IndexVar, IntCond, IntVal, Lamda, Num, Pow, RealCond,
                              ReduceMax, Sum, Term, Var)
 from verigrad.kernel.sizes import as_poly
 
@@ -478,6 +478,12 @@ def _max_min(op, a, b):
         x = inf[0]
         other = b if x is a else a
         if (x.sign > 0) == big:           # max(+inf, y) = +inf
+            # ... unless y is NaN, which XLA's max / min propagate: dropped here, y's partial
+            # operations left no trace (red team RT-47-h6: max(+inf, 0 * (1 / (y - 0.01))) read
+            # +inf, run NaN on training data). Only a y that cannot be NaN is dropped.
+            if not (isinstance(other, Infinity) or op.infos[1 if x is a else 0].finite):
+                op.fail("the maximum / minimum of an infinity and a value that is not provably finite "
+                        "(XLA gives NaN where that value is NaN)")
             return Infinity(x.sign, op.out.shape)
         if isinstance(other, Infinity):
             return Infinity(other.sign, op.out.shape)
@@ -572,10 +578,67 @@ def _constant_predicate(op, p):
     if isinstance(p, Infinity) or p.atoms or p.free_idx:
         op.fail("a non-finite branch under a predicate that is not constant")
     from verigrad.certify.evaluate import evaluate
+    # The predicate is decided here by the reading's total conventions (1/0 = 0, log |x|)
+    # and then dropped with the branch not picked, so no later check sees it: where one of
+    # its partial operations leaves its real domain, XLA decides it otherwise ([1/0 > 0]
+    # is 0 read, 1 run) and takes the other branch (red team RT-47-h3).
+    for t in _partial_operations(p):
+        e = t.exponent if isinstance(t, Pow) else None
+        if not constant_inside(lambda c: evaluate(c, {}, {}), t.base if e is not None else t.operands[0], e):
+            op.fail("a predicate that applies a partial operation (a division, a root, a log) outside its "
+                    "real domain, where XLA decides it otherwise than the reading")
     v = np.asarray(evaluate(p, {}, {}))
     if not (np.all(v == 1) or np.all(v == 0)):
         op.fail("a non-finite branch under a predicate that is not constant")
     return bool(np.all(v == 1))
+
+
+def _subterms(term, test):
+    """The subterms of ``term`` that pass ``test``, each once."""
+    seen, stack = set(), [term]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if test(t):
+            yield t
+        for a in t._args:
+            stack.extend(b for b in (a if isinstance(a, tuple) else (a,)) if isinstance(b, Term))
+
+
+def _partial_operations(term):
+    """The powers with a negative or fractional exponent and the logs in ``term``, each once."""
+    return _subterms(term, lambda t: (isinstance(t, Pow) and not (t.exponent.denominator == 1 and t.exponent >= 0))
+                     or (isinstance(t, Func) and t.fn == "log"))
+
+
+CONSTANT_MARGIN = 1e-6     # a constant this close to 0, relative to its parts, is not shown away from it
+
+
+def constant_inside(value, u: Term, e) -> bool:
+    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log), from
+    ``value(t)``, the float64 value of a closed term: away from 0 by ``CONSTANT_MARGIN`` of
+    the largest of its literals and of the terms of its sums. The reading's value is exact
+    and XLA's float32 (of the literals' float32 values): ``0.1 + 0.2 - 0.3`` is 0 for both,
+    5.6e-17 in float64, and passed as a nonzero divisor (red team RT-47-h5)."""
+    def val_of(t):
+        idx = sorted(t.free_idx, key=lambda i: i.name)          # bound in ``u``: every entry
+        return np.asarray(value(Lamda(idx, t) if idx else t), dtype=np.float64)
+    try:
+        val = val_of(u)
+        scale = max([float(np.max(np.abs(val), initial=0.0))]
+                    + [abs(float(n.value)) for n in _subterms(u, lambda t: isinstance(t, Num))]
+                    + [float(np.max(np.abs(val_of(a)), initial=0.0))
+                       for s in _subterms(u, lambda t: isinstance(t, Add)) for a in s.terms])
+    except Exception:   # noqa: BLE001 - a term the evaluator cannot take: not shown
+        return False
+    if not np.all(np.isfinite(val)):
+        return False
+    away = np.abs(val) >= CONSTANT_MARGIN * scale
+    if e is None or (e < 0 and e.denominator != 1):
+        return bool(np.all((val > 0) & away))
+    return bool(np.all((val != 0) & away) if e < 0 else np.all((val >= 0) & (away | (scale == 0))))
 
 
 def _literals(term):

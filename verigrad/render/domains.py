@@ -165,42 +165,49 @@ def outside_domain(program: Program, env: dict, signs: dict) -> Outside:
     from .pairing import subterms
     shown = Signs(program, signs)
     ev = Vectorized({}, env)
-    bad, seen = {}, set()
+    bad, outside = {}, {}               # outside: partial operation -> why not shown inside (None: shown)
     items = [(v.var, v.definition, v.where) for v in program.values]
     items += [(r, r, "a result") for r in program.results if not r.atoms]     # a constant result
     for key, definition, where_ in items:
-        for t in subterms(definition, (T.Pow, T.Func), seen):
-            if isinstance(t, T.Pow):
-                e = t.exponent
-                if e.denominator == 1 and e >= 0:
-                    continue
-                u, need = t.base, POS if e < 0 else NONNEG
-                what = "a division" if e == -1 else f"a power {e}"
-            elif t.fn == "log":
-                u, need, what = t.operands[0], POS, "a log"
-            else:
-                continue
-            if u.atoms:
-                s = shown.of(u)
-                if s == POS or s == need:
-                    continue
-                bad.setdefault(key, f"{what} ({where_}) of a value not shown {need} for every input")
-                continue
-            if not _constant_inside(ev, u, e if isinstance(t, T.Pow) else None):
-                bad.setdefault(key, f"{what} ({where_}) of a constant outside its real domain")
+        # Each definition is walked on its own: a subterm seen in an earlier value must
+        # still mark this one (RT-47-h1: a second, identical ``divide`` of a value not
+        # shown positive was skipped, so what it reached was tied). Verdicts are shared.
+        for t in subterms(definition, (T.Pow, T.Func)):
+            if t not in outside:
+                outside[t] = _not_shown(t, shown, ev)
+            if outside[t] is not None:
+                what, why = outside[t]
+                bad.setdefault(key, f"{what} ({where_}) {why}")
     return Outside(program, bad)
 
 
+def _not_shown(t, shown: Signs, ev: Vectorized):
+    """``(what, why)`` where the operation ``t`` (a ``Pow`` or a ``Func``) is partial and
+    not shown inside its domain; None where it is total or shown inside."""
+    if isinstance(t, T.Pow):
+        e = t.exponent
+        if e.denominator == 1 and e >= 0:
+            return None
+        u, need = t.base, POS if e < 0 else NONNEG
+        what = "a division" if e == -1 else f"a power {e}"
+    elif t.fn == "log":
+        u, need, what = t.operands[0], POS, "a log"
+    else:
+        return None
+    if u.atoms:
+        s = shown.of(u)
+        return None if s == POS or s == need else (what, f"of a value not shown {need} for every input")
+    if not _constant_inside(ev, u, e if isinstance(t, T.Pow) else None):
+        return what, "of a constant outside its real domain"
+    return None
+
+
 def _constant_inside(ev: Vectorized, u: T.Term, e) -> bool:
-    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log)."""
-    idx = sorted(u.free_idx, key=lambda i: i.name)
-    try:
-        val = np.asarray(ev.tensor(T.Lamda(idx, u) if idx else u), dtype=np.float64)
-    except Exception:   # noqa: BLE001 - a term the evaluator cannot take: not shown
-        return False
-    if e is None or (e < 0 and e.denominator != 1):
-        return bool(np.all(val > 0))
-    return bool(np.all(val != 0) if e < 0 else np.all(val >= 0))
+    """Whether the constant ``u`` is inside the domain of ``u^e`` (``e`` None: of log): by
+    its float64 value, away from 0 relative to its parts (``stablehlo_rules.constant_inside``:
+    the reading's value is exact, XLA's float32, RT-47-h5)."""
+    from verigrad.frontends.stablehlo_rules import constant_inside
+    return constant_inside(ev.tensor, u, e)
 
 
 def preconditions(cfg, ports: list) -> dict:

@@ -604,10 +604,11 @@ def _kink_margin(program: Program, env: dict) -> float:
     return margin
 
 
-def tie_files(directory, net, cfg, layout, progress=None, texts=None) -> Tie:
-    """Tie ``train_step.mlir`` and ``forward.mlir`` in ``directory`` to the step of
-    ``net`` under ``cfg``; ``texts`` (``{"train_step": ..., "forward": ...}``) are the
-    files' contents when already read."""
+def tie_files(directory, net, cfg, layout, progress=None, texts=None, files=None) -> Tie:
+    """Tie ``train_step.mlir`` and ``forward.mlir`` in ``directory`` (or the files named
+    in ``files``, ``{"train_step": name, "forward": name}``) to the step of ``net`` under
+    ``cfg``; ``texts`` (``{"train_step": ..., "forward": ...}``) are the files' contents
+    when already read."""
     from pathlib import Path
     from . import step as S
     from .emit import FILES
@@ -615,7 +616,7 @@ def tie_files(directory, net, cfg, layout, progress=None, texts=None) -> Tie:
     modules = {}
     for key, fn, ins, outs in (("train_step", S.train_step(net, cfg, layout), layout.step_inputs, layout.step_outputs),
                                ("forward", S.forward(net, cfg, layout), layout.forward_inputs, layout.forward_outputs)):
-        path = directory / FILES[key]
+        path = directory / (files or FILES)[key]
         text = texts[key] if texts is not None else path.read_text()
         modules[key] = tie_module(text, str(path), fn, ins, outs, progress=progress, signs=preconditions(cfg, ins))
     sizes = {"batch": cfg.batch, "params": {p.name: [int(d) for d in p.shape] for p in net.params}}
@@ -630,7 +631,10 @@ def tie_directory(directory, net=None, progress=None, manifest=None) -> Tie:
     from pathlib import Path
     from verigrad.run.manifest import ManifestError, load
     from . import step as S
-    m = manifest if manifest is not None else load(directory)
+    # The texts tied are always the manifest's files, read once and pinned: what the
+    # trainer runs. (Tied again by name, ``train_step.mlir`` was reported CHECKED while the
+    # manifest's ``train_step.file`` named another, edited file: red team RT-47-h4.)
+    m = manifest if manifest is not None else load(directory).pin()
     render = m.raw.get("render")
     if not isinstance(render, dict):
         raise ManifestError(f"{Path(directory) / 'manifest.json'}: render: missing (not rendered by verigrad render)")
@@ -650,8 +654,9 @@ def tie_directory(directory, net=None, progress=None, manifest=None) -> Tie:
     differs = _configuration_differs(m, net, cfg, layout)
     if differs:
         raise ManifestError(f"{Path(directory) / 'manifest.json'}: {differs}")
-    texts = {key: m.text(getattr(m, key)) for key in ("train_step", "forward")} if manifest is not None else None
-    return tie_files(directory, net, cfg, layout, progress, texts)
+    texts = {key: m.text(getattr(m, key)) for key in ("train_step", "forward")}
+    files = {key: getattr(m, key).file for key in ("train_step", "forward")}
+    return tie_files(directory, net, cfg, layout, progress, texts, files)
 
 
 def _configuration_differs(m, net, cfg, layout) -> str | None:

@@ -38,6 +38,7 @@ from .manifest import Manifest, check_module
 from verigrad.errors import VerigradError
 
 SCHEDULES = ("cosine", "constant")
+POSITIVE_INPUTS = ("lr", "bias_correction1", "bias_correction2")    # render.domains.preconditions
 
 
 class Diverged(VerigradError, RuntimeError):
@@ -102,6 +103,9 @@ class Trainer:
             raise ValueError(f"unknown dataset {config.dataset!r} (known: digits; or pass data=)")
         if config.schedule not in SCHEDULES:
             raise ValueError(f"unknown schedule {config.schedule!r} (known: {', '.join(SCHEDULES)})")
+        if not (isinstance(config.lr, (int, float)) and math.isfinite(config.lr) and config.lr > 0):
+            raise ValueError(f"the learning rate must be a positive number, got {config.lr!r} (the tie of the "
+                             "train step rests on it: render.domains.preconditions)")
         self.m, self.cfg = manifest, config
         self.ckpt_dir, self.resume, self.progress = ckpt_dir, resume, progress
         if resume and ckpt_dir is None:
@@ -155,6 +159,17 @@ class Trainer:
             arrays[p.name] = np.zeros(p.shape, np.float32)
         return arrays
 
+    def _check_nonneg_slots(self, arrays: dict, where: str):
+        """The optimizer slots the tie takes as nonnegative (AdamW's second moments,
+        ``render.domains.preconditions``) must be so in a resumed checkpoint: the steps
+        keep them so, a file need not (RT-47-h2)."""
+        from verigrad.render.optimizers import OPTIMIZERS
+        slots = OPTIMIZERS[self.m.optimizer["name"]].nonneg_slots
+        for p in self.m.train_step.role("opt_state"):
+            if p.name.split("/")[1] in slots and not np.all(np.asarray(arrays[p.name]) >= 0):
+                raise checkpoint.CheckpointError(f"{where}: {p.name} has negative or NaN entries; the train step "
+                                                 "is tied only for nonnegative second moments")
+
     def _to_device(self, arrays: dict) -> dict:
         out = {}
         for k, p in enumerate(self.m.train_step.inputs):
@@ -184,6 +199,16 @@ class Trainer:
                 args.append(np.float32(1.0 - opt["betas"][0] ** t))
             elif p.role == "bias_correction2":
                 args.append(np.float32(1.0 - opt["betas"][1] ** t))
+            # (at least the smallest normal float32: XLA on the CPU flushes a subnormal to 0)
+            if p.role in POSITIVE_INPUTS and not (np.isfinite(args[-1]) and args[-1] >= np.finfo(np.float32).tiny):
+                # The render tie reads the text's divisions and roots of these inputs as
+                # inside their domains (render.domains.preconditions): a step run at lr = 0
+                # (a cosine schedule past its last step, when a stream gives more batches
+                # than steps_per_epoch) ran an edit that the tie had CHECKED as adding
+                # 0 * (1/lr) = 0 and XLA computes as NaN (red team RT-47-h2).
+                raise ValueError(f"the {p.role} input of step {t} is {float(args[-1])!r}, not a positive float32: "
+                                 "the tie of the train step rests on it being positive and normal (a stream that gives more "
+                                 "batches than steps_per_epoch runs the cosine schedule past its end, at 0)")
         return args
 
     def _test_split(self):
@@ -239,6 +264,7 @@ class Trainer:
             st = checkpoint.load(self.ckpt_dir)
             checkpoint.check_compatible(st, cfg.identity(), m.fingerprint(), f"{self.ckpt_dir}/{checkpoint.FILE}")
             arrays, step, start_epoch, resumed = st.arrays, st.step, st.epoch, st.epoch
+            self._check_nonneg_slots(arrays, f"{self.ckpt_dir}/{checkpoint.FILE}")
             rng.bit_generator.state = st.rng
         else:
             arrays = self._initial(rng)
