@@ -44,8 +44,8 @@ def _not_subnormal(arr, dtype, kind):
     a = a[np.isfinite(a) & (a != 0)]
     for dt in {np.dtype(dtype), runtime_float(dtype)}:
         if a.size and dt.kind == "f" and float(a.min()) < float(np.finfo(dt).tiny):
-            raise JaxprImportError(f"the constant {float(a.min())!r} is subnormal in {dt}: XLA flushes subnormals "
-                                   "to zero, which is not modelled")
+            raise JaxprImportError(f"the constant {float(a.min())!r} is below the smallest normal {dt} (subnormal "
+                                   "there, or 0): XLA flushes subnormals to zero, which is not modelled")
 
 
 @dataclass
