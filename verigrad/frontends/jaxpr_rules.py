@@ -1846,6 +1846,17 @@ def _arg_extremum(kind_name):
         (axis,) = eqn.params["axes"]
         rel = ">=" if kind_name == "max" else "<="
         how = "real" if _how(ctx, x) == "real" else "int"
+        # the index is counted in its dtype, as an iota is: past its range XLA's wraps (red
+        # team RT-47-i4: an int8 argmax at position 255 is -1, read 255 and "nonneg", so
+        # ``0.0 / (argmax + 1)`` was read as never dividing by zero)
+        rt = _dtype(eqn)
+        limit = size_limit(x.shape[axis] - 1, rt)
+        if limit is not None and limit < SIZE_CAP:
+            if not limit:
+                raise JaxprImportError(f"an arg{kind_name} index of {rt} up to {x.shape[axis]} leaves its range "
+                                       f"({_where(eqn)})")
+            _assume(ctx, f"the size {x.shape[axis]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its arg{kind_name} "
+                         f"index counts up to it, for sizes up to {limit})")
 
         def entry(idx):
             (full, (j,)) = _reduced(x, {axis}, idx)
