@@ -31,6 +31,23 @@ from .jaxpr_core import (_SCOPE_LOWER, _lower_bound, _session, _unsessioned, arr
                          where_of)
 
 
+def _not_subnormal(arr, dtype, kind):
+    """Refuse a float constant with an entry that is subnormal in its type (or in the
+    float32 that a float64 of the x64 trace is with x64 off): XLA flushes subnormal
+    operands to zero at run time, so ``max(y * y, 5e-324)`` is 0 at y = 0, while the
+    constant was read as the positive number it denotes and ``0.0 / max(...)`` as never
+    dividing by zero (red team RT-47-i3; RT-43 is the StableHLO importer's twin)."""
+    if kind != "real":
+        return
+    from .jaxpr_rules import runtime_float
+    a = np.abs(np.asarray(arr, dtype=np.float64).reshape(-1))
+    a = a[np.isfinite(a) & (a != 0)]
+    for dt in {np.dtype(dtype), runtime_float(dtype)}:
+        if a.size and dt.kind == "f" and float(a.min()) < float(np.finfo(dt).tiny):
+            raise JaxprImportError(f"the constant {float(a.min())!r} is below the smallest normal {dt} (subnormal "
+                                   "there, or 0): XLA flushes subnormals to zero, which is not modelled")
+
+
 @dataclass
 class Importer:
     """Interprets jaxprs into ``Tensor``s. ``assumptions`` collects what the modelling of
@@ -99,6 +116,7 @@ class Importer:
     def literal(self, val, aval) -> Tensor:
         kind = kind_of(aval.dtype)
         arr = np.asarray(val)
+        _not_subnormal(arr, aval.dtype, kind)
         dtype = aval.dtype if kind == "real" else None
         t = array_const(arr, kind) if arr.ndim else scalar_const(arr.item(), (), kind, dtype)
         return jaxpr_exact.leaf(self, t, arr, dtype)
@@ -106,6 +124,7 @@ class Importer:
     def constant(self, c, aval) -> Tensor:
         if isinstance(c, (int, float, bool, np.number, np.ndarray)) or hasattr(c, "__array__"):
             kind = kind_of(aval.dtype)
+            _not_subnormal(np.asarray(c), aval.dtype, kind)
             t = array_const(np.asarray(c), kind)
             return jaxpr_exact.leaf(self, t, np.asarray(c), aval.dtype if kind == "real" else None)
         raise JaxprImportError(f"cannot import the constant {c!r}")

@@ -947,7 +947,10 @@ def _power_rule(ctx, eqn, x, q: Fraction):
         return int_op(lambda a: S.power(a, q))(ctx, eqn, x)
     odd = q.denominator == 1 and q.numerator % 2 == 1
     if q == 0:
-        return real_op(lambda a: Num(1), sign=_pos, integral=True)(ctx, eqn, x)
+        # x ** 0 is 1 for every x, NaN and infinities included (IEEE pow; XLA): finite, not
+        # as risky as x (red team RT-47-i1: ``sqrt(u) ** 0`` was read NaN where u < 0, so a
+        # comparison or is_finite of it was read 0 there, and XLA's 1 went unmodelled)
+        return _one(ctx, eqn, x)
     if q.denominator == 1 and q > 0:
         return real_op(lambda a: S.power(a, q), sign=_keep_sign if odd else _even, integral=True)(ctx, eqn, x)
     if q.denominator == 1:
@@ -959,6 +962,12 @@ def _power_rule(ctx, eqn, x, q: Fraction):
                        sign=_even)(ctx, eqn, x)
     return real_op(lambda a: S.power(a, q), accept=NAN, partial=_unless(("pos",), INF), domain=_gt0,
                    sign=_pos)(ctx, eqn, x)
+
+
+def _one(ctx, eqn, x):
+    """The constant 1 of ``x ** 0`` and ``1 ** x``: finite and positive whatever ``x`` is."""
+    shape, kind = _out(ctx, eqn)
+    return _note(ctx, Tensor(shape, lambda idx: Num(1), kind), Facts(FINITE, "pos", True), (x,))
 
 
 @rule("integer_pow")
@@ -980,6 +989,8 @@ def _pow(ctx, eqn, x, y):
             # float's own power, NaN for a negative x: the exponent is taken exactly
             q = Fraction(float(y.const))
         return _power_rule(ctx, eqn, x, q)
+    if x.const is not None and x.const == 1:
+        return _one(ctx, eqn, y)      # 1 ** y is 1 for every y, NaN and infinities included (RT-47-i1)
     if x.const is not None and np.isfinite(x.const) and x.const > 0:
         c = S.number(x.const)
         return real_op(lambda a, e: S.fn("exp", S.mul(e, S.fn("log", c))), accept=NAN, sign=_pos)(ctx, eqn, x, y)
@@ -1835,6 +1846,17 @@ def _arg_extremum(kind_name):
         (axis,) = eqn.params["axes"]
         rel = ">=" if kind_name == "max" else "<="
         how = "real" if _how(ctx, x) == "real" else "int"
+        # the index is counted in its dtype, as an iota is: past its range XLA's wraps (red
+        # team RT-47-i4: an int8 argmax at position 255 is -1, read 255 and "nonneg", so
+        # ``0.0 / (argmax + 1)`` was read as never dividing by zero)
+        rt = _dtype(eqn)
+        limit = size_limit(x.shape[axis] - 1, rt)
+        if limit is not None and limit < SIZE_CAP:
+            if not limit:
+                raise JaxprImportError(f"an arg{kind_name} index of {rt} up to {x.shape[axis]} leaves its range "
+                                       f"({_where(eqn)})")
+            _assume(ctx, f"the size {x.shape[axis]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its arg{kind_name} "
+                         f"index counts up to it, for sizes up to {limit})")
 
         def entry(idx):
             (full, (j,)) = _reduced(x, {axis}, idx)
@@ -2245,8 +2267,12 @@ def _gather(ctx, eqn, x, indices):
     fx = facts(ctx, x)
     risk = max(fx.risk, fill_risk if mode == "FILL_OR_DROP" else FINITE)
     origin = fx.origin if fx.risk >= risk else f"the fill value of {_where(eqn)}"
+    # a fill that is not a whole number (``fill_value=0.5``) is no integer: the entries it
+    # fills are not integer-valued (red team RT-47-i2: a float iota gathered with fill 0.5
+    # was compared as an integer, ``[v > 0] = [v >= 1]``, wrong where the fill shows)
+    whole = fill_risk == FINITE and S.num_value(fill).denominator == 1
     return _note(ctx, out, Facts(risk, fx.sign if fill_risk == FINITE and mode != "FILL_OR_DROP" else None,
-                                 fx.integral, origin,
+                                 fx.integral and (mode != "FILL_OR_DROP" or whole), origin,
                                  # the finiteness of the fill entries: 1 for a finite fill, 0 for NaN or inf
                                  (lambda: _gather_value(ctx, eqn, finite(ctx, x), indices,
                                                         Num(1 if fill_risk == FINITE else 0)))
