@@ -46,6 +46,7 @@ derivative over the whole space, evaluated at ``t = R(P)`` (a kernel ``At``).
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -219,7 +220,18 @@ def _constant(node, text):
 
 
 def _value_term(node, sizes: dict, text: str) -> T.Term:
-    """The kernel term of a constant expression (size symbols as integers)."""
+    """The kernel term of a constant expression (size symbols as integers): a number
+    float64 cannot hold, and a division by zero, are refused (the kernel's ``1/0 = 0``
+    would read ``x >= 1/0`` as ``x >= 0``, silently another assumption)."""
+    from verigrad.frontends import jaxpr_scalar as S
+    t = _value_term_of(node, sizes, text)
+    v = S.num_value(t)
+    if v is not None and abs(v) > Fraction(sys.float_info.max):
+        raise BadInput(f"--assume {text!r}: the value {ast.unparse(node)} is beyond float64")
+    return t
+
+
+def _value_term_of(node, sizes: dict, text: str) -> T.Term:
     from verigrad.frontends import jaxpr_scalar as S
     if isinstance(node, ast.Constant):
         return S.number(node.value) if isinstance(node.value, float) else Num(node.value)
@@ -238,6 +250,8 @@ def _value_term(node, sizes: dict, text: str) -> T.Term:
     if isinstance(node.op, ast.Mult):
         return S.mul(a, b)
     if isinstance(node.op, ast.Div):
+        if S.num_value(b) == 0:
+            raise BadInput(f"--assume {text!r}: {ast.unparse(node)} divides by zero")
         return S.div(a, b)
     e = S.num_value(b)
     if e is None:
