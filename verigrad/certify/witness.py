@@ -58,7 +58,7 @@ import numpy as np
 from verigrad.kernel import terms as T
 from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
 
-from .vectorized import _BATCH, Vectorized
+from .vectorized import Vectorized
 
 RTOL = 1e-5          # relative tolerance (of max(1, |a|, |b|)) without derivatives
 RTOL_DERIV = 1e-4    # with finite-difference derivatives in the statement
