@@ -280,6 +280,22 @@ def test_predict_runs_the_tied_forward_with_the_trained_parameters(work, capsys)
     assert np.array_equal(logits, pred["logits"])
 
 
+def test_predict_says_when_the_parameters_were_trained_with_another_forward(work, capsys):
+    """Parameters whose names and shapes fit but whose file records another forward
+    module (the folder rendered again since) are used as given, and predict says so."""
+    folder, directory, _ = work
+    arrays, meta = params_io.load(directory / "params.safetensors")
+    assert meta["forward_sha256"]                                     # training records it
+    params_io.save(folder / "own.safetensors", arrays, meta)
+    params_io.save(folder / "other.safetensors", arrays, {**meta, "forward_sha256": "0" * 64})
+    for name, same in (("own", True), ("other", False)):
+        assert main(["predict", str(directory), "--data", str(folder / "test.npz"), "--params",
+                     str(folder / f"{name}.safetensors"), "--out", str(folder / f"{name}.npz"), "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out.strip().splitlines()[-1])["params_trained_for_this_forward"] is same
+        assert ("trained with another forward module" in err) is (not same), err
+
+
 def test_training_from_python_on_arrays_and_on_a_generator(work):
     from verigrad.run.api import fit
     folder, directory, _ = work

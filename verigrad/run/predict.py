@@ -41,6 +41,11 @@ class Predictor:
         self.params_path = Path(params) if params is not None else default_params(self.directory)
         arrays, self.metadata = params_io.load(self.params_path)
         self.params = params_io.check_against(arrays, fw.role("param"), str(self.params_path))
+        # Names and shapes fit, but parameters trained with another forward module (the
+        # folder rendered again since, with other options) are not this one's: said, not
+        # refused (fine-tuning from them is a use). None: the file does not say (.npz).
+        trained_for = self.metadata.get("forward_sha256")
+        self.trained_for_this = None if trained_for is None else trained_for == fw.sha256
         self.exe = B.compile(self.m.text(fw), "xla", [p.name for p in fw.inputs], str(self.m.path(fw)), device=device)
         check_module(self.m, fw, self.exe.signature, "forward")
         self.example_shape = fw.role("batch_x")[0].shape[1:]

@@ -105,6 +105,10 @@ def run(args) -> int:
         if isinstance(e, CommandLineError):
             raise
         raise UsageError(str(e)) from None
+    if pred.trained_for_this is False:
+        print(f"verigrad predict: note: {pred.params_path} was trained with another forward module (sha256 "
+              f"{pred.metadata['forward_sha256'][:12]}...) than {directory}'s ({pred.m.forward.sha256[:12]}...); "
+              "its names and shapes fit, and it is used as given", file=sys.stderr)
     labels = np.argmax(logits, axis=-1)
     out = Path(args.out) if args.out else directory / "predictions.npz"
     arrays = {"logits": logits, "labels": labels}
@@ -114,7 +118,8 @@ def run(args) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
     summary = {"directory": str(directory), "examples": int(len(x)), "classes": int(pred.classes),
-               "params": str(pred.params_path), "out": str(out), "render_tie": "CHECKED",
+               "params": str(pred.params_path), "params_trained_for_this_forward": pred.trained_for_this,
+               "out": str(out), "render_tie": "CHECKED",
                "accuracy": float(np.mean(labels == y)) if y is not None else None}
     if not args.json:
         acc = f", accuracy {summary['accuracy']:.2%} against y" if y is not None else ""
