@@ -615,10 +615,16 @@ def size_limit(p: Poly, dt, count: Poly | None = None):
                 return None
             r = (min(c[0] * r[0], c[1] * r[0]), max(c[0] * r[1], c[1] * r[1]))
         return None if r is None else lo <= r[0] and r[1] <= hi
+    return _largest_cap(inside)
+
+
+def _largest_cap(inside) -> int | None:
+    """The largest size cap at which ``inside(cap)`` holds: SIZE_CAP when it holds there,
+    None when it cannot be decided. Bounds grow with the cap, so the rest is a bisection."""
     ok = inside(SIZE_CAP)
     if ok is None or ok:
         return None if ok is None else SIZE_CAP
-    a, b = 0, SIZE_CAP            # the bounds grow with the cap: bisect for the last one inside
+    a, b = 0, SIZE_CAP
     while a < b:
         m = (a + b + 1) // 2
         if inside(m):
@@ -1312,17 +1318,7 @@ def float_exact_limit(p: Poly, dt):
     def inside(cap):
         r = index_range(p, cap)
         return None if r is None else -top <= r[0] and r[1] <= top
-    ok = inside(SIZE_CAP)
-    if ok is None or ok:
-        return None if ok is None else SIZE_CAP
-    a, b = 0, SIZE_CAP            # the bounds grow with the cap: bisect for the last one inside
-    while a < b:
-        m = (a + b + 1) // 2
-        if inside(m):
-            a = m
-        else:
-            b = m - 1
-    return a
+    return _largest_cap(inside)
 
 
 def _index_to_float(ctx, eqn, t, p: Poly, dst, note: str):

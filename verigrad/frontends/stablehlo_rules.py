@@ -643,16 +643,7 @@ def constant_inside(value, u: Term, e) -> bool:
 
 def _literals(term):
     """The ``Num`` leaves of ``term``, each once (its literals, as read)."""
-    seen, stack = set(), [term]
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        if isinstance(t, Num):
-            yield t.value
-        for a in t._args:
-            stack.extend(b for b in (a if isinstance(a, tuple) else (a,)) if isinstance(b, Term))
+    return (t.value for t in _subterms(term, lambda t: isinstance(t, Num)))
 
 
 def _widened(op, k, x, dst: str):

@@ -56,6 +56,7 @@ class Program:
         for v in self.values:
             env[v.var] = ev.tensor(v.definition)
             ev.cache.clear()          # each definition reads variables only: nothing to share
+            ev.wholes.clear()
         return env
 
 
