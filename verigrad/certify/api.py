@@ -398,13 +398,29 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
     forward = [c for c in certs if c.name.startswith("forward output ")]
     wrt = {c.name: c for c in certs if not c.name.startswith("forward output ")}
     status = "UNKNOWN" if problem is not None else combine_status(c.status for c in certs)
+    inner = []
+    if status in ("PROVED", "CHECKED") and getattr(ob, "custom_rules", []) and \
+            getattr(ob, "stop_gradient", "jax") == "jax":
+        # the claim reads each inner custom rule by its body: that is a claim of its own
+        from .inner_rules import prove as prove_inner_rules
+        _step(progress, "proving the inner custom rules")
+        inner = prove_inner_rules(ob, _decide, run, progress)
+        if any(r.status != "PROVED" for r in inner):
+            status = "TESTED"
     theorems = [c.theorem for c in certs if c.theorem is not None] + finite_theorems
-    axioms = sorted({a for th in theorems for a in th.axioms()})
+    axioms = sorted({a for th in theorems for a in th.axioms()} | {a for r in inner for a in r.axioms})
     conds = sorted({str(c) for th in theorems for c in th.conds})
+    conds += [f"at each call of {r.what}: " + "; ".join(r.conditions) for r in inner if r.conditions]
     ce = next((c.counterexample for c in certs if c.status == "REFUTED"), None)
     unknown = [c for c in certs if c.status == "UNKNOWN"]
     evidence = "; ".join(f"{c.name}: {c.evidence}" for c in unknown if c.evidence)
     detail = "; ".join(f"{c.name}: {c.detail}" for c in unknown if c.detail)
+    weak = [r for r in inner if r.status != "PROVED"]
+    if weak:
+        detail = "; ".join(x for x in [detail] + [
+            f"the claim reads the custom rule of {r.what} by its primal body, and that the rule is the body's "
+            f"derivative is only tested numerically (its own claim is {r.status}" + (f": {r.why}" if r.why else "")
+            + ")" for r in weak] if x)
     if problem is not None:
         detail = ("TRANSLATION VALIDATION FAILED (an importer bug, or Python code that depends on a size's value "
                   "in a way tracing at symbolic sizes cannot see, such as a dict lookup; nothing is claimed): "
@@ -423,7 +439,8 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
             "read by their primal bodies, not by the rules JAX differentiates with: " + ", ".join(rules)
             if getattr(ob, "stop_gradient", "jax") == "identity" else
             "each agrees with the derivative of its primal body at every sample (the body is read): "
-            + ", ".join(rules))
+            + ", ".join(rules) + ("; proved for every size and value: " + ", ".join(
+                r.what for r in inner if r.status == "PROVED") if any(r.status == "PROVED" for r in inner) else ""))
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,

@@ -22,9 +22,9 @@ the import, naming the function, where it is defined and called, and the entry t
 differs. Nothing here is trusted: it can only refuse.
 
 What it cannot see: a rule that differs from its body only on a set the random draws
-miss (an isolated point, a region far out, sizes outside the plan). Such a rule is a
-measure-zero or out-of-sample difference; the numerical check is the same kind of
-evidence translation validation gives for every import.
+miss (an isolated point, a region far out, sizes outside the plan). So this check is the
+first gate only: ``inner_rules`` then proves each call's rule in the kernel, and a claim
+resting on a rule the kernel did not prove is TESTED at best (red team RT-48).
 """
 from __future__ import annotations
 

@@ -293,6 +293,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
     ob.mask_as_inf = settings.mask_as_inf
     ob.alive = dict(importer.alive)
+    ob.custom_operands = dict(importer.__dict__.get("custom_operands", {}))   # id(eqn) -> [[Tensor]]
     ob.risky = _risky_cotangents(importer, cotangents)
     from .validate import has_narrow_types
     ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
@@ -303,6 +304,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.jaxprs = (closed_f, closed_c)      # the closed jaxprs imported (the primal's, fwd and bwd's)
     ob.given_structs = given_structs is not None
     ob.stop_gradient = settings.stop_gradient
+    ob.minimum = dict(settings.minimum)
     from .custom_rules import check as check_custom_rules, custom_call_names, has_custom_calls, trace_rules
     ob.custom_rules = custom_call_names(closed_f) if has_custom_calls(closed_f) else []
     if ob.custom_rules and settings.stop_gradient == "jax":

@@ -51,6 +51,8 @@ def print_report(cert, target: str = "", console: Console | None = None):
         if getattr(ce, "inputs", None):
             for line in ce.details():
                 console.print(line, markup=False)
+    if cert.status == "TESTED" and cert.detail:
+        console.print(f"[yellow]TESTED:[/] {escape(cert.detail)}")
     for c in cert.claims():
         if c.status == "UNKNOWN":
             note = "; ".join(x for x in (c.evidence, c.detail) if x)

@@ -2485,6 +2485,10 @@ def _call(ctx, eqn, *ins):
     body = p.get("jaxpr") or p.get("call_jaxpr") or p.get("fun_jaxpr")
     if body is None:
         raise JaxprImportError(f"call primitive {eqn.primitive.name} without a body")
+    if eqn.primitive.name != "jit" and eqn.primitive.name != "remat2":
+        # the operands each time the call is imported (a scan's step imports it once per step):
+        # certify's proof of the call's rule may rest on what they are (certify/inner_rules.py)
+        ctx.__dict__.setdefault("custom_operands", {}).setdefault(id(eqn), []).append(list(ins))
     try:
         return ctx.run(body, list(ins))
     except JaxprImportError as e:

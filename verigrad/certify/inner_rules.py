@@ -1,0 +1,180 @@
+"""Inner custom rules proved in the kernel, not only compared (untrusted driver).
+
+Under JAX's reading of derivatives (``--stop-gradient jax``, the default) the importer
+reads an inner ``custom_jvp`` / ``custom_vjp`` call by its primal body while JAX
+differentiates the call by its rule. ``custom_rules.check`` compares the two numerically;
+a rule that differs only where no draw looks (a gradient clip binding beyond 1e5, say)
+passes that comparison, and a claim resting on it alone would be a PROVED the kernel did
+not prove. So each such call is certified here as a claim of its own, at the symbolic
+sizes of the outer function: its primal body is the forward and the VJP JAX computes
+through the rule is the backward, so the kernel proves ``rule VJP = J_body^T ct`` for
+every size and every operand value. By the chain rule, JAX's derivative of the outer
+function is then the body reading's, which the outer claim is about.
+
+Each inner certificate's conditions are stated about the call's operands (they are
+intermediate values of the outer function), and its axioms join the outer certificate's.
+An inner claim that is not PROVED leaves the outer claim with numeric evidence for that
+link only: the outer certificate is then TESTED at best, saying which call and why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .custom_rules import CALLS, CUSTOM, _bind, _describe, _inexact, _live, _subjaxprs, stripped
+
+
+@dataclass
+class InnerRule:
+    """The verdict on one inner custom call: ``what`` names the function, its rule and
+    where it is called; ``cert`` is its certificate (None when it could not be stated)."""
+    what: str
+    status: str
+    axioms: list = field(default_factory=list)
+    conditions: list = field(default_factory=list)
+    why: str = ""
+
+
+def _operands(eqn, minimum):
+    """``{name: ArgSpec}`` of the call's operands at the outer function's symbolic sizes."""
+    import jax
+    from .specs import to_spec
+    return {f"a{k}": to_spec(f"a{k}", jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype), minimum)
+            for k, v in enumerate(eqn.invars)}
+
+
+def _reached(jaxpr, deps, out_live, acc):
+    """``acc`` gets ``(eqn, [operand depends on a differentiated argument])`` for each
+    custom call JAX differentiates ``jaxpr`` through (outermost ones, inside calls and
+    loops): ``deps`` says which of ``jaxpr``'s inputs depend on a differentiated argument,
+    ``out_live`` which outputs are differentiated (a call whose outputs reach them only
+    through ``stop_gradient`` is not). Returns the outputs' dependence. Conservative:
+    everything a loop or a branch computes depends on all its operands."""
+    from jax.extend.core import Literal
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    live = _live(jaxpr, out_live)
+    dep = {v: d for v, d in zip(jaxpr.invars, deps)}
+
+    def of(v):
+        return False if isinstance(v, Literal) else dep.get(v, False)
+    for eqn in jaxpr.eqns:
+        ds = [of(v) and _inexact(v.aval) for v in eqn.invars]
+        used = [v in live for v in eqn.outvars]
+        name = eqn.primitive.name
+        body = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
+        if name in CUSTOM:
+            if any(used):
+                acc.append((eqn, ds))
+            out = [any(ds)] * len(eqn.outvars)
+        elif name == "stop_gradient":
+            out = [False] * len(eqn.outvars)
+        elif name in CALLS and body is not None:
+            out = _reached(body, ds, used, acc)
+        else:
+            if any(used):
+                for sub in _subjaxprs(eqn):
+                    inner = getattr(sub, "jaxpr", sub)
+                    _reached(inner, [any(ds)] * len(inner.invars), [True] * len(inner.outvars), acc)
+            out = [any(ds)] * len(eqn.outvars)
+        for v, d in zip(eqn.outvars, out):
+            dep[v] = d
+    return [of(v) for v in jaxpr.outvars]
+
+
+def _pair(eqn, diff):
+    """(forward, fwd, backward, nondiff) of one custom call: the body with every custom rule in it
+    stripped (the importer's reading); the primal JAX computes when it differentiates the
+    call (a custom_vjp's fwd rule) and the VJP it computes through the call's rule
+    (``backward(args, res, ct)``, one cotangent per operand in ``diff``)."""
+    import jax
+    body = eqn.params["call_jaxpr"]
+    outs = [k for k, v in enumerate(eqn.outvars) if _inexact(v.aval)]
+
+    def forward(*args):
+        got = stripped(body.jaxpr, body.consts, list(args))
+        return tuple(got[k] for k in outs)
+
+    def under_vjp(args):
+        def call(*vals):
+            full = list(args)
+            for k, v in zip(diff, vals):
+                full[k] = v
+            got = _bind(eqn, full)
+            return tuple(got[k] for k in outs)
+        return jax.vjp(call, *[args[k] for k in diff])
+
+    def primal_under_vjp(*args):
+        # a custom_vjp's fwd rule computes the primal JAX carries on with: it must be the body's
+        return under_vjp(list(args))[0], None
+
+    def backward(args, _res, ct):
+        return tuple(under_vjp(args)[1](tuple(ct)))
+    nondiff = tuple(k for k in range(len(eqn.invars)) if k not in diff)
+    return forward, primal_under_vjp, backward, nondiff
+
+
+def _signs(ob, eqn, diff) -> list:
+    """``a1 > 0``-style assumptions for the call's operands that are positive (or
+    nonnegative) wherever the outer function calls it, as the kernel's structural sign
+    shows of the terms the importer read for them (``xlogy(x*x + 1, ...)``). The inner
+    claim is proved under them and the outer certificate states them as side conditions,
+    so a sign misjudged here could only make the claim narrower, never false."""
+    from verigrad.kernel.normal import Normalizer
+    seen = ob.custom_operands.get(id(eqn), []) if hasattr(ob, "custom_operands") else []
+    if not seen:
+        return []
+    nz = Normalizer()
+    out = []
+    for k, v in enumerate(eqn.invars):
+        if not _inexact(v.aval):
+            continue
+        signs = set()
+        for ins in seen:
+            try:
+                t = ins[k]
+                signs.add(nz.sign(t.term()) if t.kind == "real" and t.const is None else None)
+            except Exception:  # noqa: BLE001 - no term (an infinite constant): nothing is known
+                signs.add(None)
+        if signs == {"pos"}:
+            out.append(f"a{k} > 0")
+        elif signs <= {"pos", "nonneg"}:
+            out.append(f"a{k} >= 0")
+    return out
+
+
+def prove(ob, decide, run, progress) -> list[InnerRule]:
+    """One ``InnerRule`` per custom call JAX differentiates ``ob``'s function through
+    (outermost calls; their bodies' own calls are stripped with them). ``decide`` is
+    certify's ``_decide`` (certify proves each pair as it proves a user's)."""
+    from verigrad.frontends.jaxpr import JaxprImportError
+    from .obligations import Settings, build
+    minimum = dict(getattr(ob, "minimum", {}) or {})
+    verdicts = []
+    sites = []
+    closed = ob.jaxprs[0]
+    selected = set(ob.selected())
+    _reached(closed, [s_.kind == "real" for s_, _ in ob.args],
+             [k in selected for k in range(len(closed.jaxpr.outvars))], sites)
+    for eqn, deps in sites:
+        fun, rule, where = _describe(eqn)
+        what = f"{fun}, called at {where} ({rule}; operands {', '.join(f'a{k}' for k in range(len(eqn.invars)))})"
+        diff = [k for k, d in enumerate(deps) if d]
+        if not diff or not any(_inexact(v.aval) for v in eqn.outvars):
+            continue        # not differentiated: no real operand depends on a differentiated argument
+        try:
+            import jax
+            specs = _operands(eqn, minimum)
+            forward, fwd, backward, nondiff = _pair(eqn, diff)
+            # traced in the outer function's symbolic scope (its sizes are the call's)
+            structs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+            inner = build(f"{fun} (inner custom rule)", forward, fwd, backward, list(specs), specs,
+                          nondiff=nondiff, structs=structs, settings=Settings(minimum=minimum, stop_gradient="jax"))
+            inner.symbolic_closure = True       # validated through jax.export at the outer's sizes
+            cert = decide(inner, run, progress, _signs(ob, eqn, diff))
+        except (JaxprImportError, ValueError, TypeError) as e:
+            verdicts.append(InnerRule(what, "UNKNOWN", why=f"its claim could not be stated: {e}"))
+            continue
+        why = cert.detail or cert.evidence or ""
+        if cert.status == "REFUTED" and cert.counterexample is not None:
+            why = f"its rule is not its body's derivative ({cert.counterexample})"
+        verdicts.append(InnerRule(what, cert.status, list(cert.axioms), list(cert.side_conditions), why))
+    return verdicts
