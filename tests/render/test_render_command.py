@@ -17,7 +17,22 @@ def test_renders_ties_and_prints_json(tmp_path, capsys):
     assert summary["certificates"] == {"network_backward": "PROVED", "loss_backward": "PROVED", "render_tie": "CHECKED"}
     assert (out / "manifest.json").is_file()
     assert main(["render", str(out)]) == 0
-    assert "CHECKED" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "CHECKED" in text and "recorded at render time and not re-checked" in text
+
+
+def test_tied_again_the_stored_certificates_are_marked_recorded(mlp_dir, tmp_path, capsys):
+    """A directory tied again shows the manifest's backward certificates as recorded (a
+    planted "PROVED" there is not re-made), and the tie's status is this run's."""
+    dst = tmp_path / "planted"
+    shutil.copytree(mlp_dir, dst)
+    m = json.loads((dst / "manifest.json").read_text())
+    m["certificates"]["render_tie"] = {"status": "PROVED"}
+    (dst / "manifest.json").write_text(json.dumps(m))
+    assert main(["render", str(dst), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["certificates"]["render_tie"] == summary["status"] == "CHECKED"
+    assert summary["certificates_recorded"] == ["loss_backward", "network_backward"]
 
 
 def test_a_failing_tie_exits_1_naming_the_result(mlp_dir, tmp_path, capsys):

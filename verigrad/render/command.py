@@ -87,20 +87,27 @@ def run(args) -> int:
                                                 progress=progress, certify=not args.no_certify, **hyper)
     except (ManifestError, StableHLOError, ValueError) as e:
         raise UsageError(str(e)) from None
-    summary = _summary(directory, tie)
+    summary = _summary(directory, tie, recorded=tie_again)
     if args.json:
         print(json.dumps(summary))
     else:
-        print_summary(directory, tie)
+        print_summary(directory, tie, recorded=tie_again)
     if tie is not None and not tie.ok:
         print(f"verigrad render: {directory}: the render tie failed: {tie.summary()}", file=sys.stderr)
         return 1
     return 0
 
 
-def _summary(directory, tie) -> dict:
+def _summary(directory, tie, recorded: bool = False) -> dict:
+    """``recorded``: the directory was tied again; its certificates of the backwards are
+    the manifest's, written at render time and not re-made here (the tie's is this run's)."""
+    certificates = {k: v.get("status", "UNKNOWN") for k, v in _manifest_certificates(directory).items()}
+    if recorded and tie is not None:
+        certificates["render_tie"] = tie.status
     out = {"directory": str(directory), "status": tie.status if tie is not None else "UNKNOWN",
-           "certificates": {k: v.get("status", "UNKNOWN") for k, v in _manifest_certificates(directory).items()}}
+           "certificates": certificates}
+    if recorded:
+        out["certificates_recorded"] = sorted(k for k in certificates if k != "render_tie")
     if tie is not None:
         out["modules"] = {k: {"results": len(v["results"]), "checked": sum(r["status"] == "CHECKED" for r in v["results"].values()),
                               "cuts": v["cuts"], "obligations": v["obligations"], "kernel_seconds": v["kernel_seconds"],
@@ -112,11 +119,14 @@ def _summary(directory, tie) -> dict:
     return out
 
 
-def print_summary(directory, tie):
+def print_summary(directory, tie, recorded: bool = False):
     from verigrad.console import cell, console, say, show_table
     out = console()
     say(out, f"rendered {directory}: train_step.mlir, forward.mlir, manifest.json")
     certificates = _manifest_certificates(directory)
+    if recorded:
+        say(out, "the backwards' certificates below are the manifest's, recorded at render time and not re-checked "
+                 "here (render the network again to re-certify); the render tie is this run's")
     for piece in ("network_backward", "loss_backward"):
         entry = certificates.get(piece, {})
         status = entry.get("status", "UNKNOWN")
