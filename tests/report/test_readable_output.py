@@ -169,4 +169,4 @@ def test_side_conditions_name_their_shared_subterms_once():
 def test_small_side_conditions_are_written_out():
     i = IndexVar("i", n)
     lines, where = conditions([Condition("offkink", x[Poly.sym(i), 0] - x[Poly.sym(i), 1])])
-    assert lines == ["x[i, 0] - x[i, 1] != 0 (off the kink)"] and where == []
+    assert lines == ["x[i, 0] - x[i, 1] != 0 (off the kink) for every i<n"] and where == []   # RT3-B3

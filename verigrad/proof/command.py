@@ -198,17 +198,18 @@ def _print_steps(out, r):
     if r.doc:
         say(out, f"  {' '.join(r.doc.split(chr(10) + chr(10))[0].split())}")
     previous = None
+    written = lambda s: s.display or s.statement  # noqa: E731 - a cached step has only the kernel's statement
     for s in r.steps:
         mark = "proved " if s.status == "proved" else "pending"
         where = f"line {s.line}" if s.line else ""
         uses = f" from {', '.join(s.uses)}" if s.uses else ""
-        if previous is not None and s.display == previous.display:
+        if previous is not None and written(s) == written(previous):
             if s.statement and s.statement != previous.statement:
                 shown = f"(reads as {previous.label}; the kernel's statement) {s.statement}"
             else:
                 shown = f"(the statement of {previous.label}, unchanged)"
         else:
-            shown = s.display
+            shown = written(s)
         say(out, f"  {s.label:>16}  {mark}  {shown}")
         say(out, f"  {'':>16}  {s.rule + uses}, {where}", "dim")
         previous = s

@@ -313,14 +313,21 @@ def _verify_file(info: TheoremInfo) -> TheoremRecord:
 
 
 def _traced(rec: TheoremRecord) -> TheoremRecord:
-    """``rec`` with the trace of its proof (proved theorems only)."""
-    if rec.status == "proved" and rec.theorems and rec.trace is None:
+    """``rec`` with the trace of its proof: its goals' theorems as the claims (proved
+    theorems only) and, under ``"proof_steps"``, the theorem of every proved step by its
+    label, which a cache hit replays to show the steps (``_load_cached``)."""
+    steps = [(s.label, s.theorem) for s in rec.steps if s.status == "proved" and s.theorem is not None]
+    goals = rec.theorems if rec.status == "proved" else []
+    if (goals or steps) and rec.trace is None:
         from verigrad.trace import trace_of
         try:
-            rec.trace = trace_of([(f"{rec.name}" + (f" ({k + 1})" if len(rec.theorems) > 1 else ""), th)
-                                  for k, th in enumerate(rec.theorems)])
+            full = trace_of([(f"{rec.name}" + (f" ({k + 1})" if len(goals) > 1 else ""), th)
+                             for k, th in enumerate(goals)] + steps)
         except ValueError as e:         # a proof the trace format cannot hold: not cached
-            rec.reason = f"no proof trace: {e}"
+            if rec.status == "proved":
+                rec.reason = f"no proof trace: {e}"
+            return rec
+        rec.trace = dict(full, claims=full["claims"][:len(goals)], proof_steps=full["claims"][len(goals):])
     return rec
 
 
@@ -407,47 +414,77 @@ def cache_key(info: TheoremInfo, by_module: dict) -> str:
 
 def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
     """The cached record, if it still holds: a "proved" one only when its trace replays
-    in the kernel to exactly the statements the theorem file makes now."""
+    in the kernel to exactly the statements the theorem file makes now; a step shown
+    proved only when the trace replays its theorem."""
     p = cache_dir() / f"{key}.json"
     try:
         rec = TheoremRecord.from_json(json.loads(p.read_text()))
-        if rec.status == "proved":
-            trace = json.loads((cache_dir() / f"{key}.trace.json").read_text())
+        trace_file = cache_dir() / f"{key}.trace.json"
+        trace = json.loads(trace_file.read_text()) if rec.status == "proved" or trace_file.is_file() else None
     except (OSError, ValueError, TypeError):
         return None
     # Which theorem the record is of comes from the library, never from the entry (red team
     # RT2-D1: a planted entry named another theorem, and the table read "bad proved" beside
     # "good unproved"; ``verify --proofs`` wrote to a path the name chose). The key hashes
     # contents, not places: an entry made in another checkout names that checkout's file.
-    rec.name, rec.area, rec.file = info.name, info.area, info.file
+    rec.name, rec.area, rec.file, rec.doc = info.name, info.area, info.file, info.doc
+    replayed = _replayed(trace, info, rec.status == "proved") if trace is not None else None
     if rec.status == "proved":
-        theorems = _replayed(trace, info)
-        if theorems is None:
+        if replayed is None:
             return None
+        theorems = replayed[0]
         rec.theorems, rec.trace = theorems, trace
         # what the kernel replayed, shown as text and as LaTeX (the HTML pages show the latter)
         rec.latex = "; ".join(th.latex() for th in theorems)
         rec.statement = "; ".join(th.statement() for th in theorems)
         rec.axioms = sorted({a for th in theorems for a in th.axioms()})
         rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
+    if replayed is not None:
+        rec.display = replayed[2]       # the goals as the file writes them now, not as the entry says
+    _replayed_steps(rec, replayed[1] if replayed is not None else {})
     rec.cached = True
     return rec
 
 
-def _replayed(trace: dict, info: TheoremInfo):
-    """The theorems of ``trace``, replayed by the kernel, if they are exactly what the
-    theorem file states (its goals, under at most its givens); else None."""
+def _replayed_steps(rec: TheoremRecord, by_label: dict):
+    """The steps of a cached record as the replay shows them (red team RT3-B1: a planted
+    entry's steps read ``Eq[2]  proved   1 + 1 = 3`` in ``verify --steps`` and on the HTML
+    pages, beside a goal the kernel replayed): a step is proved only if the trace replays
+    its theorem (``by_label``), and its statement and LaTeX are that theorem's. How the
+    proof wrote it (``display``) cannot be replayed: it is dropped."""
+    for s in rec.steps:
+        th = by_label.get(s.label) if s.status == "proved" else None
+        if th is None:
+            s.status = "pending"
+        else:
+            s.statement, s.latex, s.theorem = _text_pair(th.lhs, th.rhs), _latex_pair(th.lhs, th.rhs), th
+        s.display = ""
+
+
+def _replayed(trace: dict, info: TheoremInfo, proved: bool):
+    """``(goal theorems, {step label: theorem}, the goals as written)``: the theorems of
+    ``trace``, replayed by the kernel, if they rest on no hypothesis but the file's givens
+    and (``proved``) its claims are exactly what the theorem file states (its goals); else
+    None."""
     from verigrad.trace.replay import TraceError, replay
     try:
-        theorems = [th for _, th in replay(trace)]
-        stated = statement_of(info.module, over_complex=True)
+        claims = trace.get("claims", [])
+        steps = trace.get("proof_steps", [])
+        if not (isinstance(claims, list) and isinstance(steps, list)):
+            return None
+        replayed = replay(dict(trace, claims=claims + steps))
+        stated = statement_of(info.module, over_complex=True, shown=True)
     except (TraceError, RecursionError):
         return None
     except Exception:  # noqa: BLE001 - a file that no longer imports: check it again
         return None
     if stated is None:
         return None
-    goals, givens, over_complex = stated
+    goals, givens, over_complex, shown = stated
+    theorems = [th for _, th in replayed[:len(claims)]]
+    by_label = {name: th for name, th in replayed[len(claims):] if th.hyps <= set(givens)}
+    if not proved:
+        return [], by_label, shown
     if len(theorems) != len(goals) or any((th.lhs, th.rhs) != g for th, g in zip(theorems, goals)):
         return None
     if any(not th.hyps <= set(givens) for th in theorems):
@@ -457,7 +494,7 @@ def _replayed(trace: dict, info: TheoremInfo):
     # complex, so a trace of the real theorem would match (red team RT-16).
     if over_complex and any(ring_only(th) for th in theorems):
         return None
-    return theorems
+    return theorems, by_label, shown
 
 
 def _store(key: str, rec: TheoremRecord):

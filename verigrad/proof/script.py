@@ -122,10 +122,11 @@ def _import(module: str):
     return mod
 
 
-def statement_of(module: str, over_complex: bool = False):
+def statement_of(module: str, over_complex: bool = False, shown: bool = False):
     """What a theorem file states, without proving it: ``(goals, givens)`` as kernel
     equations ``(L, R)`` (with ``over_complex``, a third item: whether it mentions a
-    complex symbol, which the kernel's equations do not show). The proof runs only up to
+    complex symbol, which the kernel's equations do not show; with ``shown``, a last
+    item: the goals as written, the record's ``display``). The proof runs only up to
     its ``Eq << apply(...)``; None if it never gets there."""
     mod = _import(module)
     proof = getattr(mod, "prove", None)
@@ -138,8 +139,8 @@ def statement_of(module: str, over_complex: bool = False):
         except Stated as st:
             stated = [s.pair() for s in st.statements], [g.pair() for g in st.givens]
             if over_complex:
-                return (*stated, mentions_complex([*st.statements, *st.givens]))
-            return stated
+                stated = (*stated, mentions_complex([*st.statements, *st.givens]))
+            return (*stated, "; ".join(str(s) for s in st.statements)) if shown else stated
         except Exception:  # noqa: BLE001 - a file that fails before stating anything states nothing
             return None
     return None

@@ -528,10 +528,16 @@ def condition(c) -> str:
 
 
 def _condition(kind: str, term) -> str:
+    # A condition holds for every value of its own free indices, whatever the statement's
+    # indices are (``Condition``); said so, or ``x[i] + Sum[j<n](y[j]/y[j]) = x[i] + n under
+    # y[i] != 0`` for 0 <= i < n reads as asking y[i] != 0 only at the statement's i, false at
+    # y = (1, 0), i = 0 (red team RT3-B3).
+    every = sorted(term.free_idx, key=lambda v: v.skey)
+    every = f" for every {', '.join(_rng(v) for v in every)}" if every else ""
     if kind == "smooth":
-        return f"{text(term)} is differentiable"
+        return f"{text(term)} is differentiable{every}"
     rel = ">" if kind == "positive" else "!="
-    return f"{text(term)} {rel} 0" + (" (off the kink)" if kind == "offkink" else "")
+    return f"{text(term)} {rel} 0" + (" (off the kink)" if kind == "offkink" else "") + every
 
 
 def conditions(conds) -> tuple[list, list]:

@@ -32,6 +32,11 @@ from verigrad.trace.replay import main
 sys.exit(main(sys.argv[2:]))
 """
 
+# Isolated (no PYTHONPATH, no user site, not the working folder) and without ``site``: the
+# ``.pth`` files of installed packages run code at start-up (red team RT3-B2); the kernel
+# needs the standard library only.
+FLAGS = ("-I", "-S")
+
 
 def add_arguments(p):
     p.add_argument("traces", nargs="+", metavar="TRACE", help="proof trace files (JSON) to replay")
@@ -42,7 +47,7 @@ def check(paths) -> tuple[int, list]:
     """Replay ``paths`` in a fresh, isolated interpreter: its exit code and its verdicts
     (one dict per claim or refused trace)."""
     root = str(Path(__file__).resolve().parents[1])
-    done = subprocess.run([sys.executable, "-I", "-c", BOOT, root, *map(str, paths)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, *FLAGS, "-c", BOOT, root, *map(str, paths)], capture_output=True, text=True)
     verdicts = []
     for line in done.stdout.splitlines():
         try:

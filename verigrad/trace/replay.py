@@ -41,6 +41,7 @@ TERMS = {c.__name__: c for c in (T.Var, T.Num, T.Const, T.IntVal, T.Index, T.Lam
 # ``__init__``, which would load the printer, the untrusted search and the trace writer).
 DECODER = ("verigrad.trace.replay",)
 BARE = ("verigrad", "verigrad.trace")
+INSTALLED = {"site-packages", "dist-packages"}     # folders of installed packages, not the standard library
 
 
 class TraceError(KernelError):
@@ -158,10 +159,15 @@ def replay(trace: dict) -> list:
 def extra_modules(modules) -> list:
     """The modules in ``modules`` (a ``sys.modules``) that a replay must not load: any of
     verigrad but the kernel and this decoder, ``verigrad`` and ``verigrad.trace`` unless
-    bare (their ``__init__`` not run), and JAX."""
+    bare (their ``__init__`` not run), JAX, and any other installed package's module."""
     out = [m for m in modules if m.startswith("verigrad.") and not m.startswith("verigrad.kernel.")
            and m != "verigrad.kernel" and m not in DECODER + BARE]
     out += [m for m in BARE if getattr(modules.get(m), "__file__", None) is not None]
+    # nor anything installed: ``verigrad check`` runs Python without ``site`` (``-S``), whose
+    # ``.pth`` hooks would run installed code first (red team RT3-B2: setuptools' editable
+    # finder, mapping ``verigrad.*`` to another checkout, and ``_distutils_hack``)
+    out += [m for m, mod in modules.items() if not m.startswith("verigrad") and m != "jax"
+            and set(str(getattr(mod, "__file__", None) or "").replace("\\", "/").split("/")) & INSTALLED]
     return sorted(out) + ["jax"] * ("jax" in modules)
 
 
