@@ -197,10 +197,17 @@ def trace_of(claims) -> dict:
 
 def write_trace(path, claims) -> Path:
     """Write the trace of ``claims`` (``[(name, Theorem)]``) to ``path`` atomically."""
+    import tempfile
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(trace_of(claims), f, separators=(",", ":"))
-    os.replace(tmp, path)
+    # a temporary file of its own: two writers of one path never write into one file
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "w") as f:
+            json.dump(trace_of(claims), f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
