@@ -34,11 +34,14 @@ def test_html_reuses_stored_certificates_and_folds_conditions(tmp_path, monkeypa
     again = json.loads((site / "certificates.json").read_text())
     assert [r["status"] for r in again] == [r["status"] for r in records]
     assert "a stored record" in (site / "certificates" / "network-cnn.html").read_text()
+    # the index, where the statuses are counted, says they are recorded ones (helper-18)
+    assert "stored records of an earlier build" in (site / "certificates.html").read_text()
 
     assert _html(tmp_path, "--no-cache") == 0       # certified again
     third = capsys.readouterr()
     assert "certify 1/" in third.err and "stored records" not in third.err
     assert "a stored record" not in (site / "certificates" / "network-cnn.html").read_text()
+    assert "stored records of an earlier build" not in (site / "certificates.html").read_text()
 
 
 def test_html_checks_out_before_any_work(tmp_path, monkeypatch, capsys):

@@ -56,6 +56,13 @@ def certificates_page(records: list) -> str:
     body = [h("h1", "Certificates"),
             h("p", f"{len(records)} certificates: ", join([Raw(f"{n} {badge(s)}") for s, n in sorted(counts.items())]),
               ". PROVED: the kernel proved the backward exact for all sizes.", class_="meta")]
+    stored = sorted({r["stored"] for r in records if r.get("stored")})
+    if stored:
+        # the statuses below were not made by this build: say so where they are counted
+        body.append(h("p", f"{sum(bool(r.get('stored')) for r in records)} of these are stored records of an "
+                      "earlier build by the same verigrad source, shown as recorded, not certified again (",
+                      h("code", stored[0]), "; ", h("code", "verigrad html --no-cache"), " certifies again).",
+                      class_="meta stored"))
     for kind, title, what in KINDS:
         rows = [r for r in records if r["kind"] == kind]
         if rows:
