@@ -154,7 +154,11 @@ def prove(ob, decide, run, progress) -> list[InnerRule]:
     selected = set(ob.selected())
     _reached(closed, [s_.kind == "real" for s_, _ in ob.args],
              [k in selected for k in range(len(closed.jaxpr.outvars))], sites)
+    done = set()
     for eqn, deps in sites:
+        if (id(eqn), tuple(deps)) in done:
+            continue        # one jaxpr shared by two calls (JAX reuses a jitted function's): one claim
+        done.add((id(eqn), tuple(deps)))
         fun, rule, where = _describe(eqn)
         what = f"{fun}, called at {where} ({rule}; operands {', '.join(f'a{k}' for k in range(len(eqn.invars)))})"
         diff = [k for k, d in enumerate(deps) if d]
