@@ -191,3 +191,21 @@ def test_rt49_a_right_symbolic_zeros_rule_is_still_proved():
     assert verigrad.certify(f, shapes={"x": "n"}).status == "PROVED"
     f = _vjp(lambda x: g(x, 2.0 * x), lambda x, gg: (4.0 * x * gg,))
     assert verigrad.certify(f, shapes={"x": "n"}).status == "PROVED"
+
+
+# -- a rule keeping a tracer of another trace: refused, not a crash ----------------------------
+
+def test_rt49_an_array_nondiff_argnum_of_a_custom_jvp_is_refused_not_a_crash():
+    """JAX stops the gradient of an array given for a custom_jvp's nondiff_argnums, and the
+    rule closes over the tracer of the trace it was called in; rebinding the call elsewhere
+    (the numeric check) compiled a program with that tracer as an extra input and raised a
+    TypeError out of certify. Now the import is refused, naming the rule."""
+    from functools import partial
+
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def g(s, z):
+        return z * s
+    g.defjvp(lambda s, p, t: (p[0] * s, t[0] * s))
+    f = _vjp(lambda x: g(jnp.sin(x), x), lambda x, gg: (jnp.sin(x) * gg,))
+    cert = verigrad.certify(f, shapes={"x": "n"})
+    assert cert.status == "UNKNOWN" and "could not be run at concrete sizes" in cert.detail, cert.detail
