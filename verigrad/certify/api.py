@@ -78,6 +78,7 @@ class VjpCertificate(Certificate):
     validation: str = ""
     timings: dict = field(default_factory=dict)   # seconds per stage: import, validation, claims
     settings: dict = field(default_factory=dict)  # the options the claims were read with
+    theorems: list = field(default_factory=list, repr=False, compare=False)  # the kernel's, every claim's
 
     def claims(self) -> list:
         return list(self.forward) + list(self.wrt.values())
@@ -449,7 +450,8 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         sizes={s.name: ",".join(s.dims) for s, _ in ob.args},
         forward=forward, assumptions=list(ob.assumptions), hypotheses=hypotheses,
         validation="FAILED: " + problem if problem else summary, settings=settings,
-        timings={"import": t_import - run.t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid})
+        timings={"import": t_import - run.t0, "validation": t_valid - t_import, "claims": time.perf_counter() - t_valid},
+        theorems=theorems)
 
 
 def _failing_condition(ob, theorem) -> str | None:

@@ -48,6 +48,8 @@ class RuleRefused(Exception):
 
 
 def _inner(v):
+    if hasattr(v, "eqns"):      # a bare Jaxpr: jax.checkpoint's (remat2) body (red team RT-49)
+        return v
     inner = getattr(v, "jaxpr", None)
     if inner is not None and hasattr(getattr(inner, "jaxpr", inner), "eqns"):
         return inner
@@ -477,7 +479,13 @@ def check(ob) -> str | None:
                 return f"the custom rule of {fun}, called at {where}, cannot be checked: {why}"
         for r, kind in enumerate(DRAWS):
             flat = [a for _, row in draws for a in row[r]]
-            out = compiled(np.uint32(104729 * (r + 1)), np.asarray(_FRESH[kind], dtype=np.float64), *flat)
+            try:
+                out = compiled(np.uint32(104729 * (r + 1)), np.asarray(_FRESH[kind], dtype=np.float64), *flat)
+            except Exception as e:  # noqa: BLE001 - a rule that keeps a value of another trace (a custom_jvp's
+                # array nondiff_argnums: its rule closes over the tracer of the trace it was called in)
+                msg = str(e).strip().splitlines()
+                return (f"the custom rules ({', '.join(custom_call_names(closed[0]))}) could not be run at "
+                        f"concrete sizes ({type(e).__name__}: {msg[0] if msg else ''})")
             for (sizes, _), sites, per_size in zip(draws, holder, out):
                 for (desc, names), comps in zip(sites.labels, per_size):
                     for name, (rv_, bv_) in zip(names, comps):

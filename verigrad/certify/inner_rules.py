@@ -141,12 +141,92 @@ def _signs(ob, eqn, diff) -> list:
     return out
 
 
+def _conditions_at_calls(ob, inner, eqn, cert) -> str | None:
+    """Why the inner claim's side conditions are not shown to hold almost everywhere at the
+    values that reach the call, or None. The inner claim drew its operands freely, so a
+    condition failing only on a null set of operand values (``a0 != 0``) passed there; but
+    the outer function may feed the call an operand that is 0 on a whole region
+    (``relu(x)``), where JAX's rule is then what the kernel did not prove (red team RT-49).
+    So each condition is read at the operand terms the importer read at each call (the
+    operands substituted for ``a0, a1, ...``) and checked as the outer claim's are."""
+    from types import SimpleNamespace
+    from verigrad.kernel import KernelError
+    from verigrad.kernel import terms as T
+    from verigrad.kernel.theorem import Condition
+    from .api import _failing_condition
+    conditioned = [th for th in getattr(cert, "theorems", []) if any(c.kind != "smooth" for c in th.conds)]
+    if not conditioned:
+        return None
+    seen = ob.custom_operands.get(id(eqn), []) if hasattr(ob, "custom_operands") else []
+    if not seen:
+        return "its side conditions could not be stated about the values reaching the call"
+    excess = {m.name: m for m in getattr(inner.domain, "model_vars", [])}   # a0 > 0 is a0 = a0_excess
+    stops = dict(getattr(ob, "stopped", []))       # stop_gradient values, in the outer's arguments
+    for ins in seen:
+        mapping = {}
+        try:
+            for (spec, var), t in zip(inner.args, ins):
+                term = T.subst(t.term(), stops) if stops else t.term()
+                mapping[var] = term
+                if f"{var.name}_excess" in excess:
+                    mapping[excess[f"{var.name}_excess"]] = term
+            for th in conditioned:
+                conds = {Condition(c.kind, T.subst(c.term, mapping)) for c in th.conds}
+                bad = _failing_condition(ob, SimpleNamespace(conds=frozenset(conds)))
+                if bad:
+                    return f"at the values reaching the call, {bad}"
+        except (KernelError, ValueError, TypeError) as e:
+            return f"its side conditions could not be stated about the values reaching the call ({e})"
+    return None
+
+
+MAX_PATTERNS = 7    # a symbolic_zeros rule: at most this many sets of differentiated operands proved
+
+
+def _patterns(eqn, diff) -> list | None:
+    """The sets of operands the rule must be proved for: ``diff`` (those that depend on a
+    differentiated argument). But JAX hands a rule with ``symbolic_zeros`` a symbolic zero
+    for an operand it does not differentiate, and the rule may branch on it; and JAX's
+    zeros are not exactly the dependence seen here (``sign(x)`` depends on ``x`` and has a
+    symbolic zero tangent), so such a rule is proved for every nonempty subset of ``diff``
+    (red team RT-49); None when there are too many."""
+    from itertools import combinations
+    if not eqn.params.get("symbolic_zeros"):
+        return [diff]
+    out = [list(c) for r in range(len(diff), 0, -1) for c in combinations(diff, r)]
+    return out if len(out) <= MAX_PATTERNS else None
+
+
+def _one(ob, eqn, diff, fun, decide, run, progress, minimum):
+    """``(status, axioms, conditions, why)`` of the claim that the VJP JAX computes through
+    the call's rule, differentiating the operands in ``diff``, is its body's."""
+    import jax
+    from verigrad.frontends.jaxpr import JaxprImportError
+    from .obligations import Settings, build
+    try:
+        specs = _operands(eqn, minimum)
+        forward, fwd, backward, nondiff = _pair(eqn, diff)
+        # traced in the outer function's symbolic scope (its sizes are the call's)
+        structs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+        inner = build(f"{fun} (inner custom rule)", forward, fwd, backward, list(specs), specs,
+                      nondiff=nondiff, structs=structs, settings=Settings(minimum=minimum, stop_gradient="jax"))
+        inner.symbolic_closure = True       # validated through jax.export at the outer's sizes
+        cert = decide(inner, run, progress, _signs(ob, eqn, diff))
+    except (JaxprImportError, ValueError, TypeError) as e:
+        return "UNKNOWN", [], [], f"its claim could not be stated: {e}"
+    status = cert.status
+    why = cert.detail or cert.evidence or ""
+    if status == "PROVED" and (bad := _conditions_at_calls(ob, inner, eqn, cert)):
+        status, why = "UNKNOWN", f"proved only under a condition on its operands: {bad}"
+    if cert.status == "REFUTED" and cert.counterexample is not None:
+        why = f"its rule is not its body's derivative ({cert.counterexample})"
+    return status, list(cert.axioms), list(cert.side_conditions), why
+
+
 def prove(ob, decide, run, progress) -> list[InnerRule]:
     """One ``InnerRule`` per custom call JAX differentiates ``ob``'s function through
     (outermost calls; their bodies' own calls are stripped with them). ``decide`` is
     certify's ``_decide`` (certify proves each pair as it proves a user's)."""
-    from verigrad.frontends.jaxpr import JaxprImportError
-    from .obligations import Settings, build
     minimum = dict(getattr(ob, "minimum", {}) or {})
     verdicts = []
     sites = []
@@ -164,21 +244,20 @@ def prove(ob, decide, run, progress) -> list[InnerRule]:
         diff = [k for k, d in enumerate(deps) if d]
         if not diff or not any(_inexact(v.aval) for v in eqn.outvars):
             continue        # not differentiated: no real operand depends on a differentiated argument
-        try:
-            import jax
-            specs = _operands(eqn, minimum)
-            forward, fwd, backward, nondiff = _pair(eqn, diff)
-            # traced in the outer function's symbolic scope (its sizes are the call's)
-            structs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
-            inner = build(f"{fun} (inner custom rule)", forward, fwd, backward, list(specs), specs,
-                          nondiff=nondiff, structs=structs, settings=Settings(minimum=minimum, stop_gradient="jax"))
-            inner.symbolic_closure = True       # validated through jax.export at the outer's sizes
-            cert = decide(inner, run, progress, _signs(ob, eqn, diff))
-        except (JaxprImportError, ValueError, TypeError) as e:
-            verdicts.append(InnerRule(what, "UNKNOWN", why=f"its claim could not be stated: {e}"))
+        patterns = _patterns(eqn, diff)
+        if patterns is None:
+            verdicts.append(InnerRule(what, "UNKNOWN", why=f"its rule takes symbolic zeros, and {len(diff)} "
+                                      "operands are too many to prove it for each set JAX may differentiate"))
             continue
-        why = cert.detail or cert.evidence or ""
-        if cert.status == "REFUTED" and cert.counterexample is not None:
-            why = f"its rule is not its body's derivative ({cert.counterexample})"
-        verdicts.append(InnerRule(what, cert.status, list(cert.axioms), list(cert.side_conditions), why))
+        status, axioms, conds, why = "PROVED", set(), [], ""
+        for pattern in patterns:
+            got, ax, cs, w = _one(ob, eqn, pattern, fun, decide, run, progress, minimum)
+            axioms |= set(ax)
+            conds += [c for c in cs if c not in conds]
+            if got != "PROVED":
+                some = "" if pattern == diff else \
+                    f"differentiating only {', '.join(f'a{k}' for k in pattern)} (its rule takes symbolic zeros): "
+                status, why = got, some + w
+                break
+        verdicts.append(InnerRule(what, status, sorted(axioms), conds, why))
     return verdicts
