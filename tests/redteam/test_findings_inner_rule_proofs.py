@@ -66,6 +66,7 @@ def test_rt48_a_rule_differing_out_of_sample_is_not_proved(inner):
     assert cert.status not in ("PROVED", "CHECKED"), cert.status
     assert cert.status == "TESTED"
     assert "only tested numerically" in cert.detail and inner.__name__ in cert.detail, cert.detail
+    assert cert.wrt["x"].status == "TESTED"          # no row reads PROVED either
 
 
 def test_rt48_relu_and_softplus_rules_are_proved_in_the_kernel():
