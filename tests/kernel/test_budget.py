@@ -31,7 +31,8 @@ from pathlib import Path
 
 BUDGET = 3_500               # lines of code; and the project's budget for physical lines
 # +39 lines for RT-45 (conditions under derivatives: tests/redteam/test_findings_deriv_conditions.py)
-PHYSICAL_CEILING = 4_560     # the physical lines today: the budget above is not met, the kernel may not grow
+# +12 lines for RT3-C1 (a renaming that makes two atoms one: tests/redteam/test_findings_rename_collision.py)
+PHYSICAL_CEILING = 4_572     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}

@@ -679,12 +679,27 @@ class Normalizer:
     def rename_mono(self, m: Mono, mp: dict) -> Mono:
         if m.ivars.isdisjoint(mp):
             return m
-        return mono_of({self.rename_atom(a, mp): e for a, e in m.factors})
+        return mono_of(self._gather((self.rename_atom(a, mp), e) for a, e in m.factors))
 
     def rename_nf(self, u: NF, mp: dict) -> NF:
         if u.ivars.isdisjoint(mp):
             return u
-        return nf_of({self.rename_mono(m, mp): c for m, c in u.terms})
+        out: dict = {}
+        for m, c in u.terms:        # two monomials made one (see _gather): their coefficients add
+            r = self.rename_mono(m, mp)
+            out[r] = out.get(r, F0) + c
+        return nf_of(out)
+
+    def _gather(self, pairs) -> dict:
+        """A factor map of ``(atom, exponent)`` pairs, a repeated atom's exponents combined
+        (``combine``, its condition recorded). Renaming can make two atoms one: a sum over
+        several binders is normalized again, with a binder order chosen again (red team
+        RT3-C1: alpha-equivalent sums of two binder orders, ``A - B``, became one, and the
+        last monomial's coefficient overwrote the other's: ``g(B - A) = g(A)``)."""
+        d: dict = {}
+        for a, e in pairs:
+            d[a] = self.combine(a, d[a], e) if a in d else e
+        return d
 
     # -- atoms with their simplification rules --------------------------------------------
     def entry(self, var, idx) -> NF:
@@ -1246,10 +1261,7 @@ class Normalizer:
         order = bs if len(bs) == 1 else self.choices.order(list(bs), list(factors))
         names = [bound_index(h, p, b.size) for p, b in enumerate(order)]
         mp = {b: Poly.sym(n) for b, n in zip(order, names)}
-        fs: dict = {}
-        for a, e in factors:
-            a = self.rename_atom(a, mp)
-            fs[a] = fs.get(a, 0) + e
+        fs = self._gather((self.rename_atom(a, mp), e) for a, e in factors)
         if len(bs) > 1:
             self.use("fubini")
         return SumA(tuple(names), mono_of(fs))
