@@ -373,6 +373,11 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
     try:
         with deadline(run.at, "the run", run.timeout):
             problem = validate(ob)
+            if problem is None:
+                # and exactly, in the kernel, at one concrete size (RT-49: a path taken only there)
+                from .exact_sizes import check as exact_at_a_size
+                _step(progress, "proving the import at a concrete size the same")
+                problem = exact_at_a_size(ob, run.budget)
     except Timeout as e:
         problem = f"timed out while checking the import against JAX (the limit of {e.limit:g} s for {e.what})"
     summary = getattr(ob, "validation_summary", "") or "not validated"
@@ -405,7 +410,7 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         # the claim reads each inner custom rule by its body: that is a claim of its own
         from .inner_rules import prove as prove_inner_rules
         _step(progress, "proving the inner custom rules")
-        inner = prove_inner_rules(ob, _decide, run, progress)
+        inner = prove_inner_rules(ob, _decide, _failing_condition, run, progress)
         if any(r.status != "PROVED" for r in inner):
             status = "TESTED"
             for c in wrt.values():       # each cotangent's claim rests on the same tested link

@@ -141,7 +141,7 @@ def _signs(ob, eqn, diff) -> list:
     return out
 
 
-def _conditions_at_calls(ob, inner, eqn, cert) -> str | None:
+def _conditions_at_calls(ob, inner, eqn, cert, failing) -> str | None:
     """Why the inner claim's side conditions are not shown to hold almost everywhere at the
     values that reach the call, or None. The inner claim drew its operands freely, so a
     condition failing only on a null set of operand values (``a0 != 0``) passed there; but
@@ -153,7 +153,6 @@ def _conditions_at_calls(ob, inner, eqn, cert) -> str | None:
     from verigrad.kernel import KernelError
     from verigrad.kernel import terms as T
     from verigrad.kernel.theorem import Condition
-    from .api import _failing_condition
     conditioned = [th for th in getattr(cert, "theorems", []) if any(c.kind != "smooth" for c in th.conds)]
     if not conditioned:
         return None
@@ -172,7 +171,7 @@ def _conditions_at_calls(ob, inner, eqn, cert) -> str | None:
                     mapping[excess[f"{var.name}_excess"]] = term
             for th in conditioned:
                 conds = {Condition(c.kind, T.subst(c.term, mapping)) for c in th.conds}
-                bad = _failing_condition(ob, SimpleNamespace(conds=frozenset(conds)))
+                bad = failing(ob, SimpleNamespace(conds=frozenset(conds)))
                 if bad:
                     return f"at the values reaching the call, {bad}"
         except (KernelError, ValueError, TypeError) as e:
@@ -197,7 +196,7 @@ def _patterns(eqn, diff) -> list | None:
     return out if len(out) <= MAX_PATTERNS else None
 
 
-def _one(ob, eqn, diff, fun, decide, run, progress, minimum):
+def _one(ob, eqn, diff, fun, decide, failing, run, progress, minimum):
     """``(status, axioms, conditions, why)`` of the claim that the VJP JAX computes through
     the call's rule, differentiating the operands in ``diff``, is its body's."""
     import jax
@@ -216,17 +215,19 @@ def _one(ob, eqn, diff, fun, decide, run, progress, minimum):
         return "UNKNOWN", [], [], f"its claim could not be stated: {e}"
     status = cert.status
     why = cert.detail or cert.evidence or ""
-    if status == "PROVED" and (bad := _conditions_at_calls(ob, inner, eqn, cert)):
+    if status == "PROVED" and (bad := _conditions_at_calls(ob, inner, eqn, cert, failing)):
         status, why = "UNKNOWN", f"proved only under a condition on its operands: {bad}"
     if cert.status == "REFUTED" and cert.counterexample is not None:
         why = f"its rule is not its body's derivative ({cert.counterexample})"
     return status, list(cert.axioms), list(cert.side_conditions), why
 
 
-def prove(ob, decide, run, progress) -> list[InnerRule]:
+def prove(ob, decide, failing, run, progress) -> list[InnerRule]:
     """One ``InnerRule`` per custom call JAX differentiates ``ob``'s function through
     (outermost calls; their bodies' own calls are stripped with them). ``decide`` is
-    certify's ``_decide`` (certify proves each pair as it proves a user's)."""
+    certify's ``_decide`` (certify proves each pair as it proves a user's), ``failing``
+    its check that a theorem's side conditions hold almost everywhere on ``ob``'s inputs
+    (passed in: this module is below ``api``)."""
     minimum = dict(getattr(ob, "minimum", {}) or {})
     verdicts = []
     sites = []
@@ -251,7 +252,7 @@ def prove(ob, decide, run, progress) -> list[InnerRule]:
             continue
         status, axioms, conds, why = "PROVED", set(), [], ""
         for pattern in patterns:
-            got, ax, cs, w = _one(ob, eqn, pattern, fun, decide, run, progress, minimum)
+            got, ax, cs, w = _one(ob, eqn, pattern, fun, decide, failing, run, progress, minimum)
             axioms |= set(ax)
             conds += [c for c in cs if c not in conds]
             if got != "PROVED":

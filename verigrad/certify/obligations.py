@@ -151,18 +151,25 @@ class Settings:
 
 
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
-          structs=None, settings: Settings | None = None):
+          structs=None, settings: Settings | None = None, check_rules: bool = True):
     """Trace and import. ``fwd_fn(*args) -> (out, res)`` (or None), ``bwd_fn(args, res, ct)``
     returns the cotangent of each argument not in ``nondiff`` (``None`` allowed).
     ``structs`` (optional, one ``jax.ShapeDtypeStruct`` per traced argument) are used
     instead of parsing the specs' dimensions: a function built at symbolic sizes must be
-    traced in the symbolic scope it was built in."""
+    traced in the symbolic scope it was built in. The result's ``rebuild(structs)`` imports
+    the same functions again at other (concrete) shapes (``exact_sizes``); ``check_rules``
+    False skips the inner custom rules' check there (it is the first import's)."""
+    settings = settings or Settings()
     with import_session():
-        return _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs,
-                      settings or Settings())
+        ob = _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs, settings,
+                    check_rules)
+    ob.rebuild = lambda concrete: build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics,
+                                        concrete, settings, check_rules=False)
+    return ob
 
 
-def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, given_structs, settings):
+def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, given_structs, settings,
+           check_rules=True):
     import jax
     statics = dict(statics or {})
     for p, v in settings.defaults.items():     # a parameter with a default and no shape: held at it
@@ -307,7 +314,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.minimum = dict(settings.minimum)
     from .custom_rules import check as check_custom_rules, custom_call_names, has_custom_calls, trace_rules
     ob.custom_rules = custom_call_names(closed_f) if has_custom_calls(closed_f) else []
-    if ob.custom_rules and settings.stop_gradient == "jax":
+    if ob.custom_rules and settings.stop_gradient == "jax" and check_rules:
         # the importer reads an inner custom_jvp/custom_vjp by its primal body; JAX differentiates
         # by its rule: the two must agree, or nothing is claimed (red team RT-35)
         trace_rules(closed_f)
