@@ -98,3 +98,22 @@ def test_true_neighbours_still_prove(forged):
 def test_the_default_hooks_still_prove_the_identity():
     th = prove_equal(Sum(t, y[t] * g(B - A)), g(Num(0)) * Sum(t, y[t]))
     assert isinstance(th, Theorem) and not th.conds
+
+
+@pytest.mark.parametrize("pick", [[0.0, 1.0], [True, False], [1, 0.0]])
+def test_a_choice_not_of_ints_is_refused_as_such(pick):
+    """A replayed binder order of floats or booleans indexes like ints in Python; the
+    kernel refuses it as a malformed choice (it was a TypeError; helper-19)."""
+    from verigrad.kernel import KernelError, Sum, Var, prove_equal
+    from verigrad.kernel.sizes import IndexVar, Poly, SizeSym
+    m, p = SizeSym("m"), SizeSym("p")
+    i, j = IndexVar("i", Poly.sym(m)), IndexVar("j", Poly.sym(p))
+    x = Var("x", (Poly.sym(m), Poly.sym(p)))
+    lhs, rhs = Sum(i, Sum(j, x[i, j])), Sum(j, Sum(i, x[i, j]))
+    th = prove_equal(lhs, rhs)
+    made = th.args[2]                                  # the choices the decision made
+    assert prove_equal(lhs, rhs, choices=made).lhs is lhs
+    assert any(isinstance(c, list) and len(c) == 2 for c in made)
+    forged = [pick if isinstance(c, list) and len(c) == 2 else c for c in made]
+    with pytest.raises(KernelError, match="not a permutation"):
+        prove_equal(lhs, rhs, choices=forged)

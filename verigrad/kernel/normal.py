@@ -1494,8 +1494,8 @@ class Choices:
     def order(self, bs, factors):
         perm = self._next(lambda: [bs.index(b) for b in binder_order(bs, factors)] if binder_order
                           else list(range(len(bs))))
-        if sorted(perm) != list(range(len(bs))):
-            raise KernelError("the binder order chosen is not a permutation")
+        if not (isinstance(perm, list) and all(type(k) is int for k in perm) and sorted(perm) == list(range(len(bs)))):
+            raise KernelError("the binder order chosen is not a permutation")     # of ints: 1.0 and True index too
         return [bs[k] for k in perm]
 
     def nest(self, bs, factors, scope):
@@ -1503,7 +1503,7 @@ class Choices:
             v = nest_order(bs, factors, scope) if nest_order else None
             return bs.index(v) if v in bs else -1
         k = self._next(make)
-        if not (isinstance(k, int) and -1 <= k < len(bs)):
+        if not (type(k) is int and -1 <= k < len(bs)):
             raise KernelError("the nesting choice is not one of the binders")
         return None if k < 0 else bs[k]
 
