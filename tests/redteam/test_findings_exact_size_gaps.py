@@ -29,6 +29,18 @@ what JAX runs. Each was PROVED while JAX computed something else.
    ``jax.vjp(f, 2e4)`` returns NaN as its primal. Fix: a claim ``finite forward output
    k`` (``[f finite] [fwd finite] = [f finite]``, ``obligations._risky_forward``), folded
    into the forward claim; ``log`` computed by both still proves.
+
+4. Inner rules on the outputs not claimed about (``--output``). ``inner_rules`` proved
+   only the calls reaching a claimed output; ``jax.vjp`` still hands the others' rules
+   their cotangent, 0, and a rule that does not map 0 to 0 changes the claimed one:
+
+       bump = custom_vjp identity with bwd g + 1
+       f(x) = (2 x, 3 bump(x)), bwd 2 g0 + 3 g1, --output 0    -> PROVED (2 dy0), while
+       jax.vjp(f.fun, x)((1, 0)) is 3
+
+   Fix: each such call is a claim of its own, that its rule's VJP at a zero cotangent is
+   0 (``inner_rules._pair(zero=True)``); a linear rule there (a straight-through
+   estimator) still proves.
 """
 import jax
 import jax.numpy as jnp
@@ -145,3 +157,27 @@ def test_rt4a_a_forward_risky_as_f_is_still_proved():
     h = jax.custom_vjp(lambda x: jnp.sqrt(x) * 2.0)
     h.defvjp(lambda x: (2.0 * jnp.sqrt(x), x), lambda x, g: (g / jnp.sqrt(x),))
     assert verigrad.certify(h, shapes={"x": "n"}).forward[0].status == "PROVED"
+
+
+def _two_outputs(rule_bwd):
+    @jax.custom_vjp
+    def inner(x):
+        return jnp.sin(x)
+    inner.defvjp(lambda x: (jnp.sin(x), None), lambda r, g: (rule_bwd(g),))
+    f = jax.custom_vjp(lambda x: (2.0 * x, 3.0 * inner(x)))
+    f.defvjp(lambda x: (f(x), None), lambda r, g: (2.0 * g[0],))
+    return f
+
+
+def test_rt4a_an_affine_rule_on_an_output_not_claimed_is_not_proved():
+    f = _two_outputs(lambda g: g + 1.0)
+    got = jax.vjp(f.fun, jnp.ones(3))[1]((jnp.ones(3), jnp.zeros(3)))[0]
+    assert np.allclose(got, 3.0)            # the claim says 2 dy0 = 2
+    cert = verigrad.certify(f, shapes={"x": "n"}, output=[0])
+    assert cert.status != "PROVED" and cert.wrt["x"].status != "PROVED", cert.status
+    assert "zero cotangent" in cert.detail, cert.detail
+
+
+def test_rt4a_a_linear_rule_on_an_output_not_claimed_still_proves():
+    cert = verigrad.certify(_two_outputs(lambda g: 5.0 * g), shapes={"x": "n"}, output=[0])
+    assert cert.status == "PROVED", cert.detail
