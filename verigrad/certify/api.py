@@ -342,6 +342,10 @@ def _claims(ob, reparam: dict) -> list:
             else T.Num(1)
         out.append(C.make(f"finite {a}", f"bwd(x, dy)[{a}] is finite wherever the forward is ({origin})",
                           sub(fin.term()), ones))
+    for k, (fin, fin_f, origin) in getattr(ob, "risky_forward", {}).items():
+        # the fwd rule's output is finite wherever f's is (folded into "forward output k")
+        out.append(C.make(f"finite forward output {k}", f"fwd(x)[{k}] is finite wherever {ob.name}(x)[{k}] is "
+                          f"({origin})", sub(fin_f * fin.term()), sub(fin_f)))
     # --output: the claim is the VJP at the cotangents of the other outputs held at 0 (the search
     # draws them so); a backward that reads them is claimed about with them zero
     unclaimed = {c: (T.Lamda([T.IndexVar(f"k{j}", sz) for j, sz in enumerate(c.shape)], T.Num(0)) if c.shape
@@ -411,6 +415,16 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
         from .inner_rules import prove as prove_inner_rules
         _step(progress, "proving the inner custom rules")
         inner = prove_inner_rules(ob, _decide, _failing_condition, run, progress)
+        other = getattr(ob, "exact_import", None)
+        if other is not None and getattr(other, "custom_rules", []):
+            # JAX runs each rule's Python again at concrete sizes, and the import there reads the
+            # call by its body: the rules are proved as they trace at that size too, so a rule
+            # taking another path at concrete shapes is not read as proved (red team RT4-A)
+            for r in prove_inner_rules(other, _decide, _failing_condition, run, progress):
+                r.what += f" (traced at {ob.exact_where})"
+                r.conditions = []       # the symbolic calls' conditions stand for these sizes too
+                r.concrete = True       # proved at that size only: not listed as proved for every size
+                inner.append(r)
         if any(r.status != "PROVED" for r in inner):
             status = "TESTED"
             for c in wrt.values():       # each cotangent's claim rests on the same tested link
@@ -450,7 +464,8 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
             if getattr(ob, "stop_gradient", "jax") == "identity" else
             "each agrees with the derivative of its primal body at every sample (the body is read): "
             + ", ".join(rules) + ("; proved for every size and value: " + ", ".join(
-                r.what for r in inner if r.status == "PROVED") if any(r.status == "PROVED" for r in inner) else ""))
+                r.what for r in inner if r.status == "PROVED" and not getattr(r, "concrete", False))
+                if any(r.status == "PROVED" and not getattr(r, "concrete", False) for r in inner) else ""))
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,

@@ -80,18 +80,20 @@ def _reached(jaxpr, deps, out_live, acc):
     return [of(v) for v in jaxpr.outvars]
 
 
-def _pair(eqn, diff):
+def _pair(eqn, diff, zero=False):
     """(forward, fwd, backward, nondiff) of one custom call: the body with every custom rule in it
     stripped (the importer's reading); the primal JAX computes when it differentiates the
     call (a custom_vjp's fwd rule) and the VJP it computes through the call's rule
-    (``backward(args, res, ct)``, one cotangent per operand in ``diff``)."""
+    (``backward(args, res, ct)``, one cotangent per operand in ``diff``). With ``zero``,
+    the pair of a call whose outputs reach only outputs not claimed about: the forward is
+    0 and the backward is the rule's VJP at a zero cotangent (no fwd claim)."""
     import jax
     body = eqn.params["call_jaxpr"]
     outs = [k for k, v in enumerate(eqn.outvars) if _inexact(v.aval)]
 
     def forward(*args):
         got = stripped(body.jaxpr, body.consts, list(args))
-        return tuple(got[k] for k in outs)
+        return tuple(0.0 * got[k] if zero else got[k] for k in outs)
 
     def under_vjp(args):
         def call(*vals):
@@ -107,9 +109,9 @@ def _pair(eqn, diff):
         return under_vjp(list(args))[0], None
 
     def backward(args, _res, ct):
-        return tuple(under_vjp(args)[1](tuple(ct)))
+        return tuple(under_vjp(args)[1](tuple(0.0 * c for c in ct) if zero else tuple(ct)))
     nondiff = tuple(k for k in range(len(eqn.invars)) if k not in diff)
-    return forward, primal_under_vjp, backward, nondiff
+    return forward, None if zero else primal_under_vjp, backward, nondiff
 
 
 def _signs(ob, eqn, diff) -> list:
@@ -196,15 +198,16 @@ def _patterns(eqn, diff) -> list | None:
     return out if len(out) <= MAX_PATTERNS else None
 
 
-def _one(ob, eqn, diff, fun, decide, failing, run, progress, minimum):
+def _one(ob, eqn, diff, fun, decide, failing, run, progress, minimum, zero=False):
     """``(status, axioms, conditions, why)`` of the claim that the VJP JAX computes through
-    the call's rule, differentiating the operands in ``diff``, is its body's."""
+    the call's rule, differentiating the operands in ``diff``, is its body's (with ``zero``:
+    that it is 0 at a zero cotangent)."""
     import jax
     from verigrad.frontends.jaxpr import JaxprImportError
     from .obligations import Settings, build
     try:
         specs = _operands(eqn, minimum)
-        forward, fwd, backward, nondiff = _pair(eqn, diff)
+        forward, fwd, backward, nondiff = _pair(eqn, diff, zero)
         # traced in the outer function's symbolic scope (its sizes are the call's)
         structs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
         inner = build(f"{fun} (inner custom rule)", forward, fwd, backward, list(specs), specs,
@@ -235,6 +238,14 @@ def prove(ob, decide, failing, run, progress) -> list[InnerRule]:
     selected = set(ob.selected())
     _reached(closed, [s_.kind == "real" for s_, _ in ob.args],
              [k in selected for k in range(len(closed.jaxpr.outvars))], sites)
+    claimed = {(id(eqn), tuple(deps)) for eqn, deps in sites}
+    if len(selected) < len(closed.jaxpr.outvars):
+        # a call reaching only the outputs not claimed about (--output) gets their cotangent, 0,
+        # from jax.vjp all the same: its rule must map 0 to 0 (red team RT4-A: a bwd ``g + 1``
+        # there added 1 to JAX's derivative of a claimed output)
+        more = []
+        _reached(closed, [s_.kind == "real" for s_, _ in ob.args], [True] * len(closed.jaxpr.outvars), more)
+        sites += [(eqn, deps) for eqn, deps in more if (id(eqn), tuple(deps)) not in claimed]
     done = set()
     for eqn, deps in sites:
         if (id(eqn), tuple(deps)) in done:
@@ -245,6 +256,9 @@ def prove(ob, decide, failing, run, progress) -> list[InnerRule]:
         diff = [k for k, d in enumerate(deps) if d]
         if not diff or not any(_inexact(v.aval) for v in eqn.outvars):
             continue        # not differentiated: no real operand depends on a differentiated argument
+        zero = (id(eqn), tuple(deps)) not in claimed
+        if zero:
+            what += " (it reaches only outputs not claimed about: its rule's VJP at a zero cotangent is 0)"
         patterns = _patterns(eqn, diff)
         if patterns is None:
             verdicts.append(InnerRule(what, "UNKNOWN", why=f"its rule takes symbolic zeros, and {len(diff)} "
@@ -252,7 +266,7 @@ def prove(ob, decide, failing, run, progress) -> list[InnerRule]:
             continue
         status, axioms, conds, why = "PROVED", set(), [], ""
         for pattern in patterns:
-            got, ax, cs, w = _one(ob, eqn, pattern, fun, decide, failing, run, progress, minimum)
+            got, ax, cs, w = _one(ob, eqn, pattern, fun, decide, failing, run, progress, minimum, zero)
             axioms |= set(ax)
             conds += [c for c in cs if c not in conds]
             if got != "PROVED":

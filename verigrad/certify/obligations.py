@@ -134,6 +134,28 @@ def _risky_cotangents(importer, cotangents) -> dict:
     return out
 
 
+def _risky_forward(importer, fwd_out, primal, selected, stopped) -> dict:
+    """``{k: (fwd's [finite] tensor, f's [finite] term, origin)}`` for each claimed output
+    of the fwd rule the importer cannot show finite. The claim ``fwd(x)[k] = f(x)[k]`` is
+    proved in the kernel's total reading (``0 * log u = 0``), while JAX computes NaN where
+    ``u`` leaves the domain; the output JAX carries on with is the fwd rule's, so it must be
+    finite wherever ``f``'s is (red team RT4-A: ``3 x + 0 * log(1e8 - x*x)`` was PROVED
+    the fwd of ``3 x``, NaN for |x| > 1e4). Claimed as ``[f finite] [fwd finite] =
+    [f finite]``, ``f``'s indicator with the stop_gradient values in the arguments."""
+    from verigrad.frontends.jaxpr_rules import FINITE, facts, finite
+    out = {}
+    if fwd_out is None:
+        return out
+    for k in selected:
+        fo = facts(importer, fwd_out[k])
+        if fo.risk > FINITE:
+            fin_p = finite(importer, primal[k]).term()
+            if stopped:
+                fin_p = T.subst(fin_p, dict(stopped))
+            out[k] = (finite(importer, fwd_out[k]), fin_p, fo.origin)
+    return out
+
+
 @dataclass
 class Settings:
     """How a claim is read: ``outputs`` (positions claimed about; None: all), ``wrt``
@@ -223,6 +245,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     # f is the differentiated function: stop_gradient as the settings read it
     importer.stop_mode = settings.stop_gradient
     primal = importer.run(closed_f, arg_tensors)
+    primal_tensors = list(primal)       # with the importer's facts (finiteness) kept
     importer.stop_mode = "identity"
     stopped = []
     for var, value in importer.stopped:     # values in the arguments only (earlier ones substituted)
@@ -302,6 +325,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.alive = dict(importer.alive)
     ob.custom_operands = dict(importer.__dict__.get("custom_operands", {}))   # id(eqn) -> [[Tensor]]
     ob.risky = _risky_cotangents(importer, cotangents)
+    ob.risky_forward = _risky_forward(importer, fwd_out, primal_tensors, sel, stopped)
     from .validate import has_narrow_types
     ob.narrow_types = has_narrow_types(closed_f) or has_narrow_types(closed_c)
     ob.out_dtypes = [leaf.dtype for leaf in out_leaves]
