@@ -51,7 +51,8 @@ def test_rt10_the_certificate_states_that_underflow_is_outside_the_claim():
         cert = verigrad.certify(_f(), shapes={"x": "n"})
     assert cert.status == "PROVED", cert.detail        # true in the exact reals
     assert "exact real" in SCOPE and "underflow" in SCOPE and "overflow" in SCOPE
-    assert cert.as_dict()["scope"] == SCOPE
+    assert cert.as_dict()["scope"].startswith(SCOPE)
+    assert "tells one concrete size from another" in cert.as_dict()["scope"]      # RT4-A's unfixable cases
     console = Console(record=True, width=200)
     print_report(cert, console=console)
     assert SCOPE in console.export_text()

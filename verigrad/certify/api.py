@@ -67,6 +67,14 @@ AFTER_REFUTED_SECONDS = 2.0      # ... once another claim of the certificate is 
 
 
 @dataclass
+# The claim is about the user's Python as JAX traces it: at symbolic sizes (a Python branch on
+# a size is refused) and, checked in the kernel, at one concrete assignment (exact_sizes). Code
+# that tells one concrete size from another, or notices how often it is traced, is not seen
+# (red team RT4-A's two unfixable cases): said where the claim's scope is said.
+TRACED = ("; about the Python code as it traces at symbolic sizes and at one concrete size assignment checked "
+          "in the kernel: code that tells one concrete size from another is outside the claim")
+
+
 class VjpCertificate(Certificate):
     """A certificate for a custom backward: ``wrt`` holds one certificate per argument,
     ``forward`` one per output of the fwd rule; ``assumptions`` what the import assumes
@@ -86,10 +94,11 @@ class VjpCertificate(Certificate):
     @property
     def scope(self) -> str:
         mins = self.settings.get("min")
+        scope = super().scope + TRACED
         if not mins:
-            return super().scope
-        return super().scope.replace("for every size", "for every size with " +
-                                     ", ".join(f"{k} {v}" for k, v in mins.items()), 1)
+            return scope
+        return scope.replace("for every size", "for every size with " +
+                             ", ".join(f"{k} {v}" for k, v in mins.items()), 1)
 
     def as_dict(self):
         out = super().as_dict()
