@@ -66,7 +66,6 @@ DEFAULT_SEARCH_SECONDS = 5.0     # the counterexample search of one claim
 AFTER_REFUTED_SECONDS = 2.0      # ... once another claim of the certificate is refuted
 
 
-@dataclass
 # The claim is about the user's Python as JAX traces it: at symbolic sizes (a Python branch on
 # a size is refused) and, checked in the kernel, at one concrete assignment (exact_sizes). Code
 # that tells one concrete size from another, or notices how often it is traced, is not seen
@@ -75,6 +74,7 @@ TRACED = ("; about the Python code as it traces at symbolic sizes and at one con
           "in the kernel: code that tells one concrete size from another is outside the claim")
 
 
+@dataclass
 class VjpCertificate(Certificate):
     """A certificate for a custom backward: ``wrt`` holds one certificate per argument,
     ``forward`` one per output of the fwd rule; ``assumptions`` what the import assumes
