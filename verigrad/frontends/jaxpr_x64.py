@@ -92,7 +92,6 @@ def difference(fn, structs, closed) -> str | None:
     """None if ``fn`` traced with x64 off is the program ``closed`` (its x64 trace at
     ``structs``) with narrower types, else a sentence saying where they first differ."""
     import jax
-    from .jaxpr_core import where_of
     small = [jax.ShapeDtypeStruct(st.shape, _narrow_dtype(st.dtype)) for st in structs]
     try:
         with jax.enable_x64(False), warnings.catch_warnings():
@@ -100,6 +99,13 @@ def difference(fn, structs, closed) -> str | None:
             other = jax.make_jaxpr(fn)(*small)
     except Exception:  # noqa: BLE001 - it does not run with x64 off
         return None
+    return same_program(closed, other)
+
+
+def same_program(closed, other) -> str | None:
+    """None if the closed jaxpr ``other`` (traced with x64 off) is ``closed`` (traced with
+    x64 on) with narrower types, else a sentence saying where they first differ."""
+    from .jaxpr_core import where_of
     oa, ob = [], []
     a, b = _program(closed.jaxpr, closed.consts, oa), _program(other.jaxpr, other.consts, ob)
     if a == b:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verigrad.nn import combinators as C
+from verigrad.nn import frozen
 from verigrad.nn import layers as L
 from verigrad.nn.layers.core import Layer, shape_str
 from verigrad.errors import VerigradError
@@ -249,7 +250,10 @@ class TransformerBlock(Module):
 class Custom(Module):
     """Your own layer: ``fn(input_shape) -> Layer``. ``input_shape`` has the batch
     first (symbolic when the network is certified for all batch sizes), so build the
-    layer from it without branching on the batch size."""
+    layer from it without branching on the batch size. At the rendered batch its
+    functions are traced once and frozen (``verigrad.nn.frozen``): the step runs those
+    programs, so state they keep between calls, or a look at their caller or dtype, does
+    not change what is trained after it is certified."""
     kind = "custom"
 
     def __init__(self, fn, *, name: str | None = None):
@@ -454,18 +458,30 @@ def _build(piece, x, ctx: _Ctx) -> Layer:
         raise NetworkError(f"{where}: {_one_line(e)}") from None
     except Exception as e:  # noqa: BLE001 - user code (Custom) may raise anything; name the piece
         raise NetworkError(f"{where}: {type(e).__name__}: {_one_line(e)}") from None
-    if isinstance(piece, Custom):
-        ctx.customs[ctx.path] = (layer, piece.describe())
     for a in layer.aux:
         if not (len(a.shape) == 1 and bool(a.shape[0] == x[0])):
             raise NetworkError(f"{where}: its input {a.name!r} has shape {shape_str(a.shape)}; a train step feeds only "
                                "per-example drop-path sites of shape (B,)")
     if ctx.local and piece.parametric and (layer.params or layer.aux):
         layer = C.named(ctx.local, layer)
+    if isinstance(piece, Custom) or not _builders_own(piece):      # the node certified for the piece
+        ctx.customs[ctx.path] = (layer, piece.describe())
     for local, scale in ctx.site_scales.items():
         ctx.sites[f"{ctx.prefix}/{local}" if ctx.prefix else local] = scale
     ctx.labels[id(layer)] = f"piece {ctx.path} ({piece.describe()}{', ' + ctx.prefix if ctx.prefix else ''})"
     return layer
+
+
+def _builders_own(piece) -> bool:
+    """Whether ``piece`` is one of this module's pieces, building zoo layers: not a user's
+    ``Module`` subclass (``Module`` is public), nor a ``_Leaf`` over a user's function.
+    Any other piece is checked at the rendered batch as a ``Custom`` is (``Model.build``):
+    a ``Module`` subclass whose ``layer`` branched on the batch size was certified at the
+    symbolic batch and trained as another layer, unchecked (red team RT4-B2: a gradient 3x
+    the true one, network_backward PROVED, the tie CHECKED)."""
+    if type(piece) is _Leaf:
+        return str(getattr(piece._make, "__module__", "") or "").startswith("verigrad.")
+    return type(piece) in (DropPath, TransformerBlock, Sequential, Residual, Parallel, Head)
 
 
 def _one_line(e) -> str:
@@ -492,6 +508,7 @@ class Model:
             raise NetworkError(f"network {name}: input should be the shape of one example, positive integers, "
                                f"got {input!r}")
         self.certificate = None
+        self._custom_certs = None
         try:
             self._symbolic, self._sites, self._labels, self._customs = self._layer_at(_symbolic_batch())
         except NetworkError as e:
@@ -542,7 +559,18 @@ class Model:
         else:
             layer, _, _, customs = self._layer_at(batch)
             if isinstance(batch, int) and self.certificate is not None:    # (nothing is claimed of an
-                self._same_customs(customs, batch)                           # uncertified model: a control)
+                # uncertified model: a control). The user's layers are frozen to one traced
+                # program each before they are certified at this batch, so that what emission
+                # and the tie trace later is that program (red team RT4-B1: a backward that
+                # traced differently inside the train step than alone was certified as one
+                # function, tied and trained as another; see verigrad.nn.frozen).
+                memo: dict = {}
+                try:
+                    layer = frozen.freeze(layer, memo)
+                except (ValueError, TypeError) as e:
+                    raise NetworkError(f"network {self.name}: at batch {batch}: {_one_line(e)}") from None
+                customs = {path: (memo.get(id(lay), lay), text) for path, (lay, text) in customs.items()}
+                self._same_customs(customs, batch)
         keep = {s: 1.0 - drop_path_rate * sc for s, sc in self._sites.items()}
         return Network(self.name, layer, keep=keep, classes=self.classes)
 
@@ -553,13 +581,22 @@ class Model:
         ``B := batch`` (the kernel proves the two terms equal). Its ``fn`` is user code
         called again at this batch; one that branched on the batch (``isinstance(x[0],
         int)``) was certified as one layer and trained as another (red team RT-46-e1: a
-        gradient 3x the true one, network_backward PROVED, the tie CHECKED)."""
+        gradient 3x the true one, network_backward PROVED, the tie CHECKED).
+
+        "The one certified" is the piece's ``Certified`` from the network's own
+        certification (``self._custom_certs``), not the symbolic layer certified again
+        here: its functions are user code too, and one that traced differently the second
+        time matched a concrete layer unlike the network certified (red team RT4-B5: the
+        network certified with ``x g``, trained with ``2 x g``, the tie CHECKED)."""
         from verigrad.kernel import Theorem, prove_equal, subst
         from verigrad.nn import compose
         for path, (layer, text) in customs.items():
-            label, at = f"piece {path} ({text})", f"custom@{path}"
+            label = f"piece {path} ({text})"
+            at, cs = (self._custom_certs or {}).get(path) or (None, None)
+            if cs is None:
+                raise NetworkError(f"network {self.name}: {label} has no certificate from the network's certification")
             try:
-                cs, cc = compose.certify(self._customs[path][0], at), compose.certify(layer, at)
+                cc = compose.certify(layer, at)
             except Exception as e:  # noqa: BLE001 - the importer refuses the layer: name the piece
                 raise NetworkError(f"network {self.name}: {label} could not be certified at batch {batch} "
                                    f"({type(e).__name__}: {_one_line(e)[:300]})") from None
@@ -589,13 +626,15 @@ class Model:
             return self.certificate
         from verigrad.nn import compose
         t0 = time.perf_counter()
+        keep = {id(layer): None for layer, _ in self._customs.values()}     # (the pieces' own certificates)
         try:
-            cert = compose.certify(self._symbolic)
+            cert = compose.certify(self._symbolic, keep=keep)
         except Exception as e:  # noqa: BLE001 - the importer refuses a piece: find which, below
             cert, error = None, e
         if cert is None or not cert.proved:
             raise NetworkError(self._blame(cert, error if cert is None else None))
         cert.seconds = time.perf_counter() - t0
+        self._custom_certs = {path: keep[id(layer)] for path, (layer, _) in self._customs.items()}
         self.certificate = cert
         return cert
 

@@ -66,14 +66,16 @@ class CompositionError(VerigradError):
     pass
 
 
-def certify(layer: Layer, path: str = "net") -> Certified:
+def certify(layer: Layer, path: str = "net", keep: dict | None = None) -> Certified:
     """Certificates for every parameter and the input of ``layer`` (built at symbolic
     sizes), by construction from its leaves. The cyclic garbage collector is paused
     meanwhile, as the kernel's rules pause it: each collection would rescan the growing
-    tables of hash-consed terms (about a fifth of a ViT's certification)."""
+    tables of hash-consed terms (about a fifth of a ViT's certification). ``keep``
+    (``{id(node): None}``) receives ``(path, Certified)`` of each of those nodes made on
+    the way (``builder.Model`` keeps its ``Custom`` pieces' from the network's own run)."""
     t0 = time.perf_counter()
     with gc_paused():
-        out = _certify(layer, path)
+        out = _certify(layer, path, keep)
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -106,13 +108,20 @@ def kind_of(layer: Layer) -> str:
     return layer.name if layer.name in COMBINATORS else "named" if _is_named(layer) else "leaf"
 
 
-def _certify(layer: Layer, path: str) -> Certified:
+def _certify(layer: Layer, path: str, keep: dict | None = None) -> Certified:
+    out = _certify_node(layer, path, keep)
+    if keep is not None and id(layer) in keep:
+        keep[id(layer)] = (path, out)
+    return out
+
+
+def _certify_node(layer: Layer, path: str, keep: dict | None) -> Certified:
     kind = kind_of(layer)
     if kind == "leaf" or (kind == "named" and _leafish(layer.children[0])):
         return _leaf(layer, path)
     if kind == "named":
-        return _renamed(_certify(layer.children[0], path), layer)
-    kids = [_certify(c, f"{path}.{i}") for i, c in enumerate(layer.children)]
+        return _renamed(_certify(layer.children[0], path, keep), layer)
+    kids = [_certify(c, f"{path}.{i}", keep) for i, c in enumerate(layer.children)]
     if kind == "chain":
         out = kids[0]
         for k in kids[1:]:

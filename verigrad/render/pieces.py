@@ -23,11 +23,20 @@ def certify_pieces(network, cfg, progress=None) -> dict:
 
     if progress:
         progress("certify the pieces", 0, 2)
-    if cfg.options is not None:                 # by name: rebuild at a symbolic batch
-        (batch,) = jax.export.symbolic_shape("B")
-        network = build_network(dataclasses.replace(cfg, batch=batch))
     t0 = time.perf_counter()
-    cert = compose.certify(network.layer)
+    if cfg.source is not None:
+        # A network file: the certificate its model made, the one each Custom piece of the
+        # rendered network was checked against (``Model._same_customs``). A network built
+        # again at a fresh symbolic batch runs the file's functions again, and the manifest
+        # then stated a certificate of another network than the one checked and trained
+        # (red team RT4-B5).
+        from verigrad.nn.builder import load_source
+        cert = load_source(cfg.source, check_hash=True).certify()
+    else:
+        if cfg.options is not None:             # by name: rebuild at a symbolic batch
+            (batch,) = jax.export.symbolic_shape("B")
+            network = build_network(dataclasses.replace(cfg, batch=batch))
+        cert = compose.certify(network.layer)
     net = from_theorems("network", cfg.net, cert.theorems, time.perf_counter() - t0)
     if progress:
         progress("certify the pieces", 1, 2)
