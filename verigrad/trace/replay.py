@@ -87,6 +87,18 @@ def _scalar_fn(name, arity):
     return T.ScalarFn(name, arity)
 
 
+# Powers a trace may hold: a proof the kernel made never needs more, and the decoder
+# multiplies a polynomial out and the kernel expands an integer power of a sum, so a trace
+# with ``n ** 1000000000`` would hang the checker (a denial of service, not a verdict).
+MAX_POWER = 1024
+
+
+def _power(k) -> int:
+    if abs(k) > MAX_POWER:
+        raise TraceError(f"a power of {k}: beyond the {MAX_POWER} a trace may hold")
+    return k
+
+
 def build(entry, objs):
     """One object of the table, from earlier ones."""
     kind, *args = entry
@@ -99,7 +111,7 @@ def build(entry, objs):
         for coef, mono in args[0]:
             term = as_poly(_int(coef))
             for ref, power in mono:
-                for _ in range(_int(power)):
+                for _ in range(_power(_int(power))):
                     term = term * decode(ref, objs)
             total = total + term
         return total
@@ -116,6 +128,10 @@ def build(entry, objs):
         return T.TensorFn(*args)
     if kind == "fnlam":
         return T.FnLam(*args)
+    if kind == "Pow" and len(args) == 2:
+        e = args[1].value if isinstance(args[1], T.Num) else args[1]
+        if isinstance(e, (int, Fraction)) and not isinstance(e, bool):
+            _power(Fraction(e).numerator), _power(Fraction(e).denominator)
     if kind in TERMS:
         return TERMS[kind](*args)
     raise TraceError(f"unknown object kind {kind!r}")
