@@ -47,16 +47,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import verigrad
+from _pairs import custom_vjp as _vjp
 
 
 def _concrete(shape):
     return all(isinstance(d, int) for d in shape)
-
-
-def _vjp(fwd, bwd):
-    h = jax.custom_vjp(fwd)
-    h.defvjp(lambda *a: (h(*a), a), lambda r, g: bwd(*r, g))
-    return h
 
 
 def _outer(inner):

@@ -29,6 +29,7 @@ import numpy as np
 from jax import lax
 
 import verigrad
+from _pairs import custom_vjp as _vjp
 
 
 @jax.custom_jvp
@@ -47,12 +48,6 @@ f = jax.custom_vjp(_fwd)
 f.defvjp(lambda x: (f(x), None), lambda r, g: (2.0 * g,))      # the primal body's derivative
 g2 = jax.custom_vjp(_fwd)
 g2.defvjp(lambda x: (g2(x), None), lambda r, g: (1.0 * g,))    # what jax.vjp of the forward gives
-
-
-def _vjp(fwd, bwd):
-    h = jax.custom_vjp(fwd)
-    h.defvjp(lambda *a: (h(*a), a), lambda r, g: bwd(*r, g))
-    return h
 
 
 def test_rt35_jax_differentiates_by_the_inner_rule():

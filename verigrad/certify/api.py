@@ -473,8 +473,8 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
             if getattr(ob, "stop_gradient", "jax") == "identity" else
             "each agrees with the derivative of its primal body at every sample (the body is read): "
             + ", ".join(rules) + ("; proved for every size and value: " + ", ".join(
-                r.what for r in inner if r.status == "PROVED" and not getattr(r, "concrete", False))
-                if any(r.status == "PROVED" and not getattr(r, "concrete", False) for r in inner) else ""))
+                r.what for r in inner if r.status == "PROVED" and not r.concrete)
+                if any(r.status == "PROVED" and not r.concrete for r in inner) else ""))
     return VjpCertificate(
         ob.name, status, f"custom backward of {ob.name} = J^T dy for all sizes",
         theorem=theorems[0] if status == "PROVED" and not wrt and theorems else None,

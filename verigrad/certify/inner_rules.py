@@ -26,12 +26,15 @@ from .custom_rules import CALLS, CUSTOM, _bind, _describe, _inexact, _live, _sub
 @dataclass
 class InnerRule:
     """The verdict on one inner custom call: ``what`` names the function, its rule and
-    where it is called; ``cert`` is its certificate (None when it could not be stated)."""
+    where it is called; ``status`` its claim's, with its axioms and side conditions, and
+    ``why`` when it is not PROVED; ``concrete`` for a call of the import at the concrete
+    size (proved there only, not for every size)."""
     what: str
     status: str
     axioms: list = field(default_factory=list)
     conditions: list = field(default_factory=list)
     why: str = ""
+    concrete: bool = False
 
 
 def _operands(eqn, minimum):
