@@ -26,3 +26,13 @@ def test_bad_input_from_a_subcommand_is_one_line_when_run_as_module(tmp_path):
     r = run("certify", str(tmp_path / "missing.py") + ":f", "--shape", "x=n")
     assert r.returncode == 3
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_python_dash_m_verigrad_is_the_command(tmp_path):
+    """``python -m verigrad`` (no scripts folder on the PATH) runs the same command, with
+    its exit codes: 0 for --version, 3 and one line for a missing file."""
+    r = subprocess.run([sys.executable, "-m", "verigrad", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("verigrad ")
+    r = subprocess.run([sys.executable, "-m", "verigrad", "certify", str(tmp_path / "missing.py") + ":f",
+                        "--shape", "x=n"], capture_output=True, text=True)
+    assert r.returncode == 3 and "Traceback" not in r.stderr and "no such file" in r.stderr
