@@ -429,9 +429,23 @@ def _decide(ob, run: _Run, progress, assume=()) -> VjpCertificate:
             # JAX runs each rule's Python again at concrete sizes, and the import there reads the
             # call by its body: the rules are proved as they trace at that size too, so a rule
             # taking another path at concrete shapes is not read as proved (red team RT4-A)
+            from .exact_sizes import _sizes_out, assignment
+            at = assignment(ob)
+            stated = {}
+            for r in inner:
+                stated.setdefault(r.what, set()).update(_sizes_out(c, at) for c in r.conditions)
             for r in prove_inner_rules(other, _decide, _failing_condition, run, progress):
+                # the symbolic calls' conditions stand for these sizes too, but only those: a
+                # condition only the concrete trace's proof rests on (a rule that is another
+                # there, ``g`` off ``a0 == 0``) would be stated nowhere (red team rt5a)
+                extra = [c for c in r.conditions if _sizes_out(c, {}) not in stated.get(r.what, set())]
+                if extra and r.status == "PROVED":
+                    r.status = "UNKNOWN"
+                    r.why = (f"as traced at {ob.exact_where} it is proved only under a condition the call at "
+                             f"symbolic sizes does not rest on ({extra[0]}): the rule takes another path at "
+                             "concrete shapes")
                 r.what += f" (traced at {ob.exact_where})"
-                r.conditions = []       # the symbolic calls' conditions stand for these sizes too
+                r.conditions = []
                 r.concrete = True       # proved at that size only: not listed as proved for every size
                 inner.append(r)
         if any(r.status != "PROVED" for r in inner):
@@ -627,7 +641,10 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
             except KernelError:
                 exact = None
             got, expected = claim.got, claim.expected
-            sizes = counterexample.size_assignments([got, expected])
+            # the draws need every argument's sizes: a claim about a scalar (a fwd rule's constant
+            # output) mentions none, and an assignment without them cannot be drawn at
+            needed = {s for _, v in ob.args for d in v.shape for s in d.symbols()}
+            sizes = [sz for sz in counterexample.size_assignments([got, expected]) if needed <= set(sz)]
             sizes += [sz for sz in plan_for(ob) if sz not in sizes]
             found = counterexample.search(got, expected, label, sizes=sizes, sampler=sampler, accept=confirmed,
                                           exact=exact, prepare=repair)

@@ -91,12 +91,23 @@ def _pair(eqn, diff, zero=False):
     the pair of a call whose outputs reach only outputs not claimed about: the forward is
     0 and the backward is the rule's VJP at a zero cotangent (no fwd claim)."""
     import jax
+    import jax.numpy as jnp
     body = eqn.params["call_jaxpr"]
     outs = [k for k, v in enumerate(eqn.outvars) if _inexact(v.aval)]
+    # the integer and boolean outputs: JAX carries on with the rule's (a custom_jvp rule's primal
+    # output, a custom_vjp's fwd rule's), which must be the body's too (red team rt5a: a rule's
+    # integer output 1 where the body's is 0 was never compared). Claimed as real outputs held by
+    # stop_gradient (no derivative), so the fwd claim compares them; not with ``zero``.
+    discrete = [] if zero else [k for k, v in enumerate(eqn.outvars)
+                                if not _inexact(v.aval) and v.aval.dtype != jax.dtypes.float0]
+    real = jnp.result_type(float)
+
+    def as_real(vals):
+        return tuple(jax.lax.stop_gradient(jnp.asarray(v).astype(real)) for v in vals)
 
     def forward(*args):
         got = stripped(body.jaxpr, body.consts, list(args))
-        return tuple(0.0 * got[k] if zero else got[k] for k in outs)
+        return tuple(0.0 * got[k] if zero else got[k] for k in outs) + as_real(got[k] for k in discrete)
 
     def under_vjp(args):
         def call(*vals):
@@ -104,15 +115,17 @@ def _pair(eqn, diff, zero=False):
             for k, v in zip(diff, vals):
                 full[k] = v
             got = _bind(eqn, full)
-            return tuple(got[k] for k in outs)
-        return jax.vjp(call, *[args[k] for k in diff])
+            return tuple(got[k] for k in outs), tuple(got[k] for k in discrete)
+        return jax.vjp(call, *[args[k] for k in diff], has_aux=True)
 
     def primal_under_vjp(*args):
         # a custom_vjp's fwd rule computes the primal JAX carries on with: it must be the body's
-        return under_vjp(list(args))[0], None
+        primal, _, aux = under_vjp(list(args))
+        return tuple(primal) + as_real(aux), None
 
     def backward(args, _res, ct):
-        return tuple(under_vjp(args)[1](tuple(0.0 * c for c in ct) if zero else tuple(ct)))
+        ct = tuple(ct)[:len(outs)]
+        return tuple(under_vjp(args)[1](tuple(0.0 * c for c in ct) if zero else ct))
     nondiff = tuple(k for k in range(len(eqn.invars)) if k not in diff)
     return forward, None if zero else primal_under_vjp, backward, nondiff
 
