@@ -485,8 +485,9 @@ def check(ob) -> str | None:
                 # array nondiff_argnums: its rule closes over the tracer of the trace it was called in)
                 msg = str(e).strip().splitlines()
                 return (f"the custom rules ({', '.join(custom_call_names(closed[0]))}) could not be run at "
-                        "concrete sizes; the usual cause is a rule keeping a value of the trace it was called in, as a custom_jvp "
-                        "given an array for its nondiff_argnums does (pass that argument as an ordinary one and "
+                        "concrete sizes; the usual cause is a rule keeping a value of the trace it was called "
+                        "in, as a custom_jvp given an array for its nondiff_argnums does (pass that argument as "
+                        "an ordinary one and "
                         f"ignore its tangent in the rule) ({type(e).__name__}: {msg[0] if msg else ''})")
             for (sizes, _), sites, per_size in zip(draws, holder, out):
                 for (desc, names), comps in zip(sites.labels, per_size):
