@@ -1,9 +1,14 @@
 """Mean cross-entropy of logits against integer labels, with label smoothing.
 
 The targets are (1 - eps) one_hot(label) + eps / k; the backward is the classic
-(softmax(logits) - targets) / n, which needs every label inside [0, k).
+(softmax(logits) - targets) / n, which needs every label inside [0, k): for a label
+outside (an ignore or padding label, such as -100) the one-hot row is 0, and that row's
+true gradient is (eps softmax(logits) - eps / k) g / n, not (softmax(logits) - eps / k) g / n.
+So the claim is made with that precondition:
 
-    verigrad certify examples/certify/cross_entropy.py:cross_entropy --shape logits=n,k --shape labels=n:int32
+    verigrad certify examples/certify/cross_entropy.py:cross_entropy --shape logits=n,k --shape labels=n:int32 --assume "0 <= labels < k"
+
+Without it the certificate is REFUTED, with a counterexample at a label out of range.
 """
 import jax
 import jax.numpy as jnp

@@ -38,7 +38,7 @@ MUTANTS = {
                         "take_along_axis(dy, rank, axis=-1)", "take_along_axis(dy, order, axis=-1)"),
 }
 # claims that hold only off a kink or under an assumption say so
-CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "every entry of labels lies in [0, k)",
+CONDITIONS = {"relu_mlp": "off the kink", "cross_entropy": "assumes 0 <= labels < k",
               "soft_cross_entropy": "assumes sum(targets, -1) == 1", "sort_activation": "1/2 + k - Sum",
               "moe_experts": "assumes 0 <= expert < k"}
 

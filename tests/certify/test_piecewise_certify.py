@@ -4,6 +4,7 @@ when wrong (a dropped term, a shifted clip bound, a wrong denominator, ties of i
 scores treated as a unique maximum)."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import verigrad
 
@@ -60,12 +61,19 @@ def _xent(fwd_den, bwd_den):
 
 
 def test_label_smoothing_over_a_symbolic_vocabulary():
-    """(1 - confidence) / (k - 1) with k >= 2: the size k - 1 is a positive denominator."""
+    """(1 - confidence) / (k - 1) with k >= 2: the size k - 1 is a positive denominator.
+    The backward is right for labels in [0, k) only: with that precondition stated it is
+    PROVED, without it REFUTED at a label outside (its one-hot row is 0)."""
     shapes = {"logits": "n, k", "labels": "n:int32"}
-    cert = verigrad.certify(_xent(lambda k: k - 1, lambda k: k - 1), shapes, minimum={"k": 2})
+    inside = "0 <= labels < k"
+    cert = verigrad.certify(_xent(lambda k: k - 1, lambda k: k - 1), shapes, minimum={"k": 2}, assume=inside)
     assert cert.status == "PROVED", cert.detail
-    wrong = verigrad.certify(_xent(lambda k: k - 1, lambda k: k), shapes, minimum={"k": 2})    # a wrong denominator
-    assert wrong.status == "REFUTED"
+    wrong = verigrad.certify(_xent(lambda k: k - 1, lambda k: k), shapes, minimum={"k": 2}, assume=inside)
+    assert wrong.status == "REFUTED"                                                        # a wrong denominator
+    unstated = verigrad.certify(_xent(lambda k: k - 1, lambda k: k - 1), shapes, minimum={"k": 2})
+    assert unstated.status == "REFUTED"
+    ce = unstated.counterexample
+    assert not np.all((ce.inputs["labels"] >= 0) & (ce.inputs["labels"] < ce.sizes["k"])), ce
 
 
 def test_top1_gate_and_one_hot_argmax_under_a_unique_maximum():

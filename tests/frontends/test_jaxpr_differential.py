@@ -382,25 +382,29 @@ def test_every_rule_has_a_differential_case():
     assert not unknown, f"cases name primitives without a rule: {unknown}"
 
 
-def test_one_hot_model_agrees_with_xla_for_labels_in_range():
-    """``labels == iota`` is the one-hot model, exact under its recorded assumption that
-    the labels lie in range (sampled so here); ``labels == 2 * iota`` is no one-hot and is
-    compared across out-of-range labels above."""
+def test_one_hot_model_agrees_with_xla_for_every_label():
+    """``labels == iota`` is the one-hot model, exact for every label: inside the range and
+    outside it (a -1 or a label past the classes has a zero row), with no assumption;
+    ``labels == 2 * iota`` is no one-hot and is compared across out-of-range labels above."""
     from verigrad.certify.inputs import Domain
     fn = lambda lab, x: jax.nn.one_hot(lab, x.shape[-1]) * x  # noqa: E731
     specs = [ArgSpec("lab", ("n",), "int32"), X]
     imp = import_function(fn, specs)
     (t,) = [o.term() for o in imp.outputs]
-    assert imp.importer.assumptions == ["every entry of lab lies in [0, d) (its one-hot rows sum to 1)"]
+    assert imp.importer.assumptions == []
     domain = Domain.of(imp.importer, {v: s.kind for s, v in zip(specs, imp.variables)},
                        {v: s.dtype for s, v in zip(specs, imp.variables)})
-    for size in (1, 3):
+    outside = 0
+    for size, kind in ((1, "N(0,1)"), (3, "N(0,1)"), (3, "mixed"), (4, "straddle"), (2, "negative")):
         sz = {s: size for v in imp.variables for s in v.sizes}
-        vals = domain.sample(set(imp.variables), sz, np.random.default_rng(size))
+        vals = domain.draw(set(imp.variables), sz, kind, np.random.default_rng(size))
+        lab = vals[imp.variables[0]]
+        outside += int(np.sum((lab < 0) | (lab >= size)))
         args = [domain.jax_value(v, vals[v]) for v in imp.variables]
         with jax.enable_x64(True):
             want = np.asarray(jax.jit(fn)(*args))
         np.testing.assert_allclose(np.asarray(evaluate(t, sz, vals)), want, rtol=1e-12, atol=1e-12)
+    assert outside > 0          # labels outside the range were drawn and read exactly
 
 
 # -- refusals: a JaxprImportError naming the primitive and this file's line ------------------------

@@ -123,11 +123,14 @@ def test_indexing_stays_compact():
     assert repr(t) == "Lamda[i0<n, j1<d](x[i0, j1]*2)"
 
 
-def test_one_hot_of_labels_is_modelled_with_its_assumption():
+def test_one_hot_of_labels_is_modelled_exactly_without_an_assumption():
+    """Every label, in range or not: the rows' sums are a variable (0 for a label outside)."""
     imp = import_function(lambda lab, x: jax.nn.one_hot(lab, x.shape[-1]) * x,
                           [ArgSpec("lab", ("n",), "int32"), X])
-    imp.outputs[0].term()
-    assert imp.importer.assumptions == ["every entry of lab lies in [0, d) (its one-hot rows sum to 1)"]
+    t = imp.outputs[0].term()
+    assert imp.importer.assumptions == []
+    ((_, r),) = imp.importer.inrange_vars.items()
+    assert r in t.atoms and not imp.importer.int_ranges
 
 
 def test_dimension_expressions_become_polys():

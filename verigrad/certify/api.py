@@ -248,8 +248,9 @@ def _read_with(cert: VjpCertificate, settings: Settings) -> VjpCertificate:
 
 
 def _parse_assumptions(assume, settings: Settings) -> list:
-    """The preconditions, parsed before the import: ``any(mask, axis)`` is a fact the
-    importer uses (rows of that mask are alive); the rest reparametrize after it."""
+    """The preconditions, parsed before the import: ``any(mask, axis)`` and ``0 <= e < k``
+    are facts the importer uses (rows of that mask are alive; one-hot rows of ``e`` against
+    ``[0, k)`` sum to 1); all but ``any`` also reparametrize after it."""
     from . import assume as A
     if isinstance(assume, str):
         assume = [assume]
@@ -257,6 +258,8 @@ def _parse_assumptions(assume, settings: Settings) -> list:
     for a in parsed:
         if a.kind == "any":
             settings.alive.setdefault(a.name, []).append(a.axis)
+        elif a.kind == "range":
+            settings.ranges.setdefault(a.name, []).append((a.value, a.text))
     return parsed
 
 

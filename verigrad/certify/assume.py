@@ -301,7 +301,7 @@ def apply(assumptions: list, ob) -> dict:
             if spec.kind != "int" or not var.shape or var in out:
                 raise BadInput(f"--assume {a.text!r}: '0 <= idx < k' is for an array of integers (one assumption "
                                "per argument)")
-            k = _size_poly(a.value, sizes, a.text)
+            k = size_bound(a.value, sizes, a.text)
             R, z, N = _range_model(var, k)
             out[var] = (R, [z], a.text)
             ob.domain.derived[var] = R
@@ -393,7 +393,7 @@ def _apply_argsorts(pending: list, specs: dict, out: dict, ob, hyps: list) -> No
                         f"{a.name} computed from {a.value})")
 
 
-def _size_poly(node, sizes: dict, text: str) -> Poly:
+def size_bound(node, sizes: dict, text: str) -> Poly:
     """A bound that is an integer expression of sizes (``k``, ``2*k``, ``8``)."""
     from verigrad.frontends import jaxpr_scalar as S
     p = S.int_poly(_value_term(node, sizes, text))

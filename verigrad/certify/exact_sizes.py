@@ -93,7 +93,7 @@ def check(ob, budget=None) -> str | None:
     structs = [jax.ShapeDtypeStruct(tuple(int(d.subst(at).const_value()) for d in v.shape), st.dtype)
                for (_, v), st in zip(ob.args, ob.structs)]
     try:
-        other = rebuild(structs)
+        other = rebuild(structs, sizes)
     except Exception as e:  # noqa: BLE001 - the function does not trace or import at this size
         first = str(e).strip().splitlines()
         return f"at {where} the function does not import as at symbolic sizes ({type(e).__name__}: " \

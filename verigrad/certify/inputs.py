@@ -224,6 +224,7 @@ class Domain:
     dtypes: dict = field(default_factory=dict)       # Var -> numpy dtype name for JAX
     int_ranges: dict = field(default_factory=dict)   # Var -> [Poly k, ...]: values in [0, min k)
     onehot_vars: dict = field(default_factory=dict)  # (Var, Poly k) -> Var M
+    inrange_vars: dict = field(default_factory=dict)  # (Var, Poly k) -> Var r (1 where the label is in range)
     thresholds: dict = field(default_factory=dict)   # Var -> (float, ...): where its comparisons flip
     constants: tuple = ()                            # every compared constant, for any variable
     derived: dict = field(default_factory=dict)      # Var -> term: an argument reparametrized (``assume``)
@@ -237,8 +238,8 @@ class Domain:
         per_arg, constants = jaxpr_thresholds(traced_jaxprs())
         order = list(kinds)
         thresholds = {order[i]: tuple(sorted(ts)) for i, ts in per_arg.items() if i < len(order)}
-        return Domain(dict(kinds), dict(dtypes), importer.int_ranges, importer.onehot_vars, thresholds,
-                      tuple(sorted(constants)))
+        return Domain(dict(kinds), dict(dtypes), importer.int_ranges, importer.onehot_vars,
+                      importer.inrange_vars, thresholds, tuple(sorted(constants)))
 
     def all_thresholds(self, var) -> tuple:
         return tuple(sorted(set(self.thresholds.get(var, ())) | set(self.constants)))
@@ -250,7 +251,7 @@ class Domain:
     def draw(self, variables, sizes: dict, kind: str, rng: np.random.Generator) -> dict:
         """Values for ``variables`` (and every one-hot model) under the distribution ``kind``."""
         variables = set(variables) | set(self.onehot_vars.values()) | {var for var, _ in self.onehot_vars} \
-            | set(self.model_vars)
+            | set(self.inrange_vars.values()) | set(self.model_vars)
         out = {}
         for v in sorted((v for v in variables if isinstance(v, Var)), key=lambda v: (v.name, v.skey)):
             shp = concrete_shape(v.shape, sizes)
@@ -303,6 +304,9 @@ class Domain:
             for q in range(kk - 1):  # the last column is not used by the model
                 m[..., q] = labels == q
             values[M] = m
+            r = self.inrange_vars.get((var, k))
+            if r is not None:
+                values[r] = ((labels >= 0) & (labels < kk)).astype(np.float64)
         return values
 
     def sample(self, variables, sizes: dict, rng: np.random.Generator, kind: str = "N(0,1)") -> dict:

@@ -16,6 +16,7 @@ argument means a zero cotangent, and is claimed as such.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from verigrad.frontends.jaxpr import (Importer, JaxprImportError, Tensor, argume
                                       kind_of, shape_polys, symbolic_structs, trace)
 from verigrad.kernel import Lamda, Num, Term, Var, vjp_statement
 from verigrad.kernel import IndexVar
+from verigrad.kernel.sizes import Poly
 from verigrad.kernel import terms as T
 from .inputs import Domain
 
@@ -170,6 +172,8 @@ class Settings:
     defaults: dict = field(default_factory=dict)
     mask_as_inf: bool = False
     alive: dict = field(default_factory=dict)      # boolean argument name -> [axis]: ``any(mask, axis)``
+    ranges: dict = field(default_factory=dict)     # integer argument name -> [(bound, text)]: ``0 <= e < k``
+    at_sizes: dict = field(default_factory=dict)   # SizeSym -> int: a rebuild at concrete sizes (its bounds)
 
 
 def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(), statics: dict | None = None,
@@ -178,15 +182,17 @@ def build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs: dict, nondiff=(),
     returns the cotangent of each argument not in ``nondiff`` (``None`` allowed).
     ``structs`` (optional, one ``jax.ShapeDtypeStruct`` per traced argument) are used
     instead of parsing the specs' dimensions: a function built at symbolic sizes must be
-    traced in the symbolic scope it was built in. The result's ``rebuild(structs)`` imports
-    the same functions again at other (concrete) shapes (``exact_sizes``); ``check_rules``
-    False skips the inner custom rules' check there (it is the first import's)."""
+    traced in the symbolic scope it was built in. The result's ``rebuild(structs, sizes)``
+    imports the same functions again at other (concrete) shapes, ``sizes`` the assignment
+    that gives them (``exact_sizes``); ``check_rules`` False skips the inner custom rules'
+    check there (it is the first import's)."""
     settings = settings or Settings()
     with import_session():
         ob = _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics, structs, settings,
                     check_rules)
-    ob.rebuild = lambda concrete: build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics,
-                                        concrete, settings, check_rules=False)
+    ob.rebuild = lambda concrete, sizes: build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff,
+                                               statics, concrete, dataclasses.replace(settings, at_sizes=sizes),
+                                               check_rules=False)
     return ob
 
 
@@ -241,6 +247,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     for s_, v in zip(arg_specs, variables):
         if s_.name in settings.alive and s_.kind == "bool" and v.shape:
             importer.alive[v] = {a % len(v.shape) for a in settings.alive[s_.name]}
+    importer.ranges = _range_bounds(settings, arg_specs, variables)
     arg_tensors = [argument_tensor(s, v, importer) for s, v in zip(arg_specs, variables)]
     # f is the differentiated function: stop_gradient as the settings read it
     importer.stop_mode = settings.stop_gradient
@@ -358,11 +365,25 @@ def parameter_defaults(fn) -> dict:
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty}
 
 
+def _range_bounds(settings: Settings, arg_specs, variables) -> dict:
+    """The bounds ``k`` of the preconditions ``0 <= e < k``, per integer argument ``Var``
+    (the importer's one-hot model uses them). At concrete shapes (``exact_sizes``' rebuild)
+    a bound is read at the sizes of the rebuild, ``settings.at_sizes``."""
+    from .assume import size_bound
+    at = {s.name: s for s in settings.at_sizes}
+    sizes = {s.name: s for v in variables for s in v.sizes} if not at else at
+    values = {s: Poly.const(n) for s, n in settings.at_sizes.items()}
+    out = {}
+    for s_, v in zip(arg_specs, variables):
+        if s_.kind == "int" and s_.name in settings.ranges:
+            out[v] = [size_bound(node, sizes, text).subst(values) for node, text in settings.ranges[s_.name]]
+    return out
+
+
 def _with_defaults(settings, fn):
     settings = settings or Settings()
     if not settings.defaults:
-        settings = Settings(settings.outputs, settings.wrt, settings.minimum, settings.stop_gradient,
-                            parameter_defaults(fn), settings.mask_as_inf, settings.alive)
+        settings = dataclasses.replace(settings, defaults=parameter_defaults(fn))
     return settings
 
 

@@ -164,7 +164,7 @@ def _structs(ob, cots):
 
 def _variables(ob) -> list:
     return [v for _, v in ob.args] + list(ob.cots) + list(ob.domain.onehot_vars.values()) \
-        + list(getattr(ob.domain, "model_vars", []))
+        + list(ob.domain.inrange_vars.values()) + list(getattr(ob.domain, "model_vars", []))
 
 
 # -- the code as the claim reads it: narrowing float casts widened ----------------------------

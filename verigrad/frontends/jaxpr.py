@@ -51,8 +51,9 @@ def _not_subnormal(arr, dtype, kind):
 @dataclass
 class Importer:
     """Interprets jaxprs into ``Tensor``s. ``assumptions`` collects what the modelling of
-    integer arguments assumes (e.g. labels inside the one-hot range); ``int_ranges`` the
-    ranges it needs, per integer variable (for sampling inputs that satisfy them).
+    integer arguments assumes; ``int_ranges`` the ranges it needs, per integer variable
+    (for sampling inputs that satisfy them); ``ranges`` the bounds ``k`` of the user's
+    preconditions ``0 <= e < k`` (``--assume``), which the one-hot model uses.
 
     ``stop_mode`` says what ``stop_gradient`` means: 'identity' (the value passes
     unchanged) or 'jax' (JAX's meaning for a function that is differentiated: the value
@@ -61,7 +62,9 @@ class Importer:
     int_vars: set = field(default_factory=set)
     assumptions: list = field(default_factory=list)
     int_ranges: dict = field(default_factory=dict)
-    onehot_vars: dict = field(default_factory=dict)
+    onehot_vars: dict = field(default_factory=dict)   # (Var, Poly k) -> Var M
+    inrange_vars: dict = field(default_factory=dict)  # (Var, Poly k) -> Var r: the rows' sums, 0 or 1
+    ranges: dict = field(default_factory=dict)        # integer argument Var -> [Poly k]: assumed bounds
     stop_mode: str = "identity"
     stopped: list = field(default_factory=list)
     # this class (not a subclass) tracks where every value comes from, so ``is_finite`` is exact
@@ -134,29 +137,40 @@ class Importer:
 
     # -- integer arguments as one-hot models ----------------------------------------------
     def onehot(self, var: Var, idx: tuple, j: IndexVar) -> Term:
-        """``[var[idx] == j]`` for an integer argument ``var`` assumed to lie in
-        ``[0, k)``, ``k = j.size``, modelled exactly on that range by a real variable M:
+        """``[var[idx] == j]`` for an integer argument ``var`` and an index ``j`` over
+        ``[0, k)``, modelled exactly for every integer value by real variables M and r:
 
-            onehot[I, j] = [j < k-1] M[I, j] + [j == k-1] (1 - sum_{q < k-1} M[I, q]).
+            onehot[I, j] = [j < k-1] M[I, j] + [j == k-1] (r[I] - sum_{q < k-1} M[I, q]).
 
-        Every one-hot row is of this form (M = its first k-1 entries), and rows of this
-        form sum to 1 by algebra, which the kernel can use; what the kernel proves for
-        every M therefore holds for every labelling inside the range (stated as an
-        assumption of the certificate)."""
+        Every row of ``[var[I] == j]`` is of this form: M its first k-1 entries, r[I] its sum,
+        which is 1 where ``var[I]`` lies in ``[0, k)`` and 0 where it does not (an ignore or
+        padding label). What the kernel proves for every M and r therefore holds for every
+        labelling. Where the user assumed ``0 <= var < k'`` with ``k' <= k`` (``--assume``),
+        every row sums to 1 and r is 1: a precondition the certificate states as given.
+
+        Exact for every input, as an importer rule must be: a backward right only for labels
+        inside the range is proved only with that precondition (red team finding 3 of the
+        real-world corpus: a cross-entropy backward that ignored out-of-range labels was
+        PROVED under a range this model had assumed by itself)."""
         from verigrad.kernel import Delta, IntCond, Sum
+        from verigrad.kernel.sizes import nonneg
         from .jaxpr_scalar import add, mul, number, sub
         k = j.size
         key = (var, k)
         M = self.onehot_vars.get(key)
         if M is None:
             taken = sum(v is var for v, _ in self.onehot_vars)
-            M = Var(f"{var.name}_onehot" + (str(taken) if taken else ""), var.shape + (k,))
+            suffix = str(taken) if taken else ""
+            M = Var(f"{var.name}_onehot{suffix}", var.shape + (k,))
             self.onehot_vars[key] = M
-            self.assumptions.append(f"every entry of {var.name} lies in [0, {k!r}) "
-                                    f"(its one-hot rows sum to 1)")
-            self.int_ranges.setdefault(var, []).append(k)  # sampled in [0, min k)
+            if any(nonneg(k - bound) for bound in self.ranges.get(var, ())):
+                self.int_ranges.setdefault(var, []).append(k)  # sampled in [0, min k)
+            else:
+                self.inrange_vars[key] = Var(f"{var.name}_inrange{suffix}", var.shape)
         q = bound_index(k, "q")
-        last = sub(number(1), Sum(q, mul(IntCond(Poly.sym(q), "<", k - 1), M[idx + (Poly.sym(q),)])))
+        r = self.inrange_vars.get(key)
+        total = number(1) if r is None else (r[idx] if idx else r)
+        last = sub(total, Sum(q, mul(IntCond(Poly.sym(q), "<", k - 1), M[idx + (Poly.sym(q),)])))
         return add(mul(IntCond(Poly.sym(j), "<", k - 1), M[idx + (Poly.sym(j),)]),
                    mul(Delta(Poly.sym(j), k - 1), last))
 
