@@ -47,6 +47,7 @@ Options (each also a command-line flag of ``verigrad certify``):
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass, field
 
 from verigrad.frontends.jaxpr import ArgSpec, JaxprImportError, SizeBranchError
@@ -259,7 +260,7 @@ def _parse_assumptions(assume, settings: Settings) -> list:
         if a.kind == "any":
             settings.alive.setdefault(a.name, []).append(a.axis)
         elif a.kind == "range":
-            settings.ranges.setdefault(a.name, []).append((a.value, a.text))
+            settings.ranges.setdefault(a.name, []).append(partial(A.size_bound, a.value, text=a.text))
     return parsed
 
 

@@ -172,7 +172,7 @@ class Settings:
     defaults: dict = field(default_factory=dict)
     mask_as_inf: bool = False
     alive: dict = field(default_factory=dict)      # boolean argument name -> [axis]: ``any(mask, axis)``
-    ranges: dict = field(default_factory=dict)     # integer argument name -> [(bound, text)]: ``0 <= e < k``
+    ranges: dict = field(default_factory=dict)     # integer argument name -> [bound(sizes) -> k]: ``0 <= e < k``
     at_sizes: dict = field(default_factory=dict)   # SizeSym -> int: a rebuild at concrete sizes (its bounds)
 
 
@@ -369,14 +369,13 @@ def _range_bounds(settings: Settings, arg_specs, variables) -> dict:
     """The bounds ``k`` of the preconditions ``0 <= e < k``, per integer argument ``Var``
     (the importer's one-hot model uses them). At concrete shapes (``exact_sizes``' rebuild)
     a bound is read at the sizes of the rebuild, ``settings.at_sizes``."""
-    from .assume import size_bound
     at = {s.name: s for s in settings.at_sizes}
     sizes = {s.name: s for v in variables for s in v.sizes} if not at else at
     values = {s: Poly.const(n) for s, n in settings.at_sizes.items()}
     out = {}
     for s_, v in zip(arg_specs, variables):
         if s_.kind == "int" and s_.name in settings.ranges:
-            out[v] = [size_bound(node, sizes, text).subst(values) for node, text in settings.ranges[s_.name]]
+            out[v] = [bound(sizes).subst(values) for bound in settings.ranges[s_.name]]
     return out
 
 
