@@ -164,3 +164,15 @@ def test_rt5c3_the_zoos_activation_tables_are_read_only(tmp_path):
         A.GELU["tanh"] = A.GELU["erf"]
     with pytest.raises(nb.NetworkError, match="does not support item assignment"):
         nb.load(_file(tmp_path, "act", ACT))
+
+
+def test_rt5c2_a_head_pool_that_compares_by_user_code_is_refused():
+    """``Head`` is the builder's own piece, not built again and checked at the rendered
+    batch: a ``pool`` whose ``__eq__`` answered otherwise there would render another
+    network than the one certified."""
+    class Pool(str):
+        def __eq__(self, other):
+            return True
+        __hash__ = str.__hash__
+    with pytest.raises(nb.NetworkError, match=r"Head: pool should be a number, a string"):
+        nb.Head(Pool("avg"))

@@ -364,6 +364,7 @@ class Head(Module):
     parametric = False                    # its dense is named "head" itself
 
     def __init__(self, pool: str = "auto", classes: int | None = None):
+        pool = _plain("Head", "pool", pool)
         if pool not in ("auto", "flatten", "avg", "token"):
             raise NetworkError(f"Head: pool should be 'auto', 'flatten', 'avg' or 'token', got {pool!r}")
         self.pool = pool
