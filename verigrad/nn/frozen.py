@@ -11,14 +11,22 @@ its dtype, certified in float64 with ``JAX_ENABLE_X64=1``, trained in float32; R
 one that branches on an absent drop-path site, ``s is None``, a case no certification
 traces). network_backward PROVED, the tie CHECKED, a gradient 3x the true one.
 
-``freeze(layer)`` traces each leaf whose code is not the zoo's once, here, at its
-concrete sizes, in float32 (x64 off, as the step runs) and in float64 (x64 on, as
+``freeze(layer)`` traces each leaf once, here, at its concrete sizes, in float32 (x64 off, as the step runs) and in float64 (x64 on, as
 certification imports it), refuses the leaf unless the two are one program
 (``jaxpr_x64.same_program``), and gives a layer whose functions only evaluate those
 two programs: whatever traces it later (certification, emission, the tie) sees the
 same equations, and an absent site (``None``) is the certified function at ``s = 1``
 ("absent: no scaling"). Combinator nodes above a frozen leaf are made again by their
-combinator (so they are still certified by its rule); zoo leaves are kept as they are.
+combinator (so they are still certified by its rule).
+
+Every leaf is frozen, the zoo's too: "a zoo leaf" was told by its functions'
+``__module__``, which a user's function can carry (``functools.wraps(zoo_fn)``, or set
+by hand), and a zoo constructor's functions can call a user's (an activation registered
+in the zoo's table, an argument object's ``__radd__``): such a leaf was left unfrozen,
+and RT4-B1's backward that looks at its caller was again certified as one function
+and tied and trained as another (red team RT5-C1: network_backward PROVED, the tie
+CHECKED, a gradient 3x the true one). Freezing a genuine zoo leaf changes nothing but
+costs a trace (a third of a second for the ViT's).
 """
 from __future__ import annotations
 
@@ -30,27 +38,16 @@ import numpy as np
 from verigrad.nn import combinators as C
 from verigrad.nn.layers.core import Layer
 
-_ZOO = "verigrad.nn.layers."
-
-
-def zoo_leaf(layer: Layer) -> bool:
-    """A leaf made by a zoo constructor: no children, both functions defined in
-    ``verigrad.nn.layers`` (a copy with a user's backward, or a copied combinator
-    node, is not)."""
-    return not layer.children and all(str(getattr(f, "__module__", "") or "").startswith(_ZOO)
-                                      for f in (layer.forward, layer.backward))
-
-
 def freeze(layer: Layer, memo: dict | None = None) -> Layer:
-    """``layer`` with every non-zoo leaf frozen (``freeze_leaf``) and the nodes above
-    them made again; ``memo`` collects ``id(old) -> new`` for every node visited."""
+    """``layer`` with every leaf frozen (``freeze_leaf``) and the nodes above them made
+    again; ``memo`` collects ``id(old) -> new`` for every node visited."""
     from verigrad.nn.compose import kind_of
     memo = {} if memo is None else memo
     if id(layer) in memo:
         return memo[id(layer)]
     kind = kind_of(layer)
     if kind == "leaf":
-        out = layer if zoo_leaf(layer) else freeze_leaf(layer)
+        out = freeze_leaf(layer)
     else:
         kids = [freeze(c, memo) for c in layer.children]
         out = layer if all(k is c for k, c in zip(kids, layer.children)) else _again(layer, kind, kids)
@@ -107,8 +104,8 @@ def freeze_leaf(layer: Layer) -> Layer:
         except Exception as e:  # noqa: BLE001 - the user's code does not trace at these sizes
             raise ValueError(f"layer {layer.name} does not trace in {np.dtype(dtype).name} at its sizes "
                              f"({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
-        programs[np.dtype(dtype)] = ((f, jax.tree_util.tree_structure(f_out)),
-                                     (b, jax.tree_util.tree_structure(b_out)))
+        programs[np.dtype(dtype)] = ((_own_consts(f), jax.tree_util.tree_structure(f_out)),
+                                     (_own_consts(b), jax.tree_util.tree_structure(b_out)))
     for i, what in ((0, "forward"), (1, "backward")):
         other = same_program(programs[np.dtype(np.float64)][i][0], programs[np.dtype(np.float32)][i][0])
         if other is not None:
@@ -136,7 +133,20 @@ def freeze_leaf(layer: Layer) -> Layer:
     def backward(params, x, *rest):
         return run(1, [x] + [params[p] for p in pn] + list(rest))
 
-    return dataclasses.replace(layer, forward=forward, backward=backward)
+    # A plain ``Layer``, not a copy of the user's subclass (``dataclasses.replace`` keeps the
+    # class): one whose ``__getattribute__`` hands out another ``backward`` than the frozen
+    # one would undo the freezing.
+    fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(Layer)}
+    return Layer(**{**fields, "forward": forward, "backward": backward})
 
 
-__all__ = ["freeze", "freeze_leaf", "zoo_leaf"]
+def _own_consts(closed):
+    """``closed`` with copies of its constants: a jaxpr holds a closed-over numpy array by
+    reference, so the frozen program would change with a user's array changed in place
+    after it was certified."""
+    from jax.extend.core import ClosedJaxpr
+    return ClosedJaxpr(closed.jaxpr, [np.array(c, copy=True) if isinstance(c, np.ndarray) else c
+                                      for c in closed.consts])
+
+
+__all__ = ["freeze", "freeze_leaf"]

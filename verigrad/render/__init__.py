@@ -70,10 +70,11 @@ def configure(net, batch=None, opt: str = "adamw", drop_path: float = 0.0, clip=
         raise ValueError(f"network {net.name} is built for batch {b}, not {batch}")
     if options:
         raise ValueError("builder options are for a network given by name")
-    # A ``Network`` object's own layers (not the zoo's) are frozen to one traced program
-    # each, so that what is certified, emitted and tied is one program (red team RT4-B1:
-    # a backward that traced differently inside the step was certified as one function and
-    # tied as another; verigrad.nn.frozen). Zoo-only networks come back unchanged.
+    # A ``Network`` object's layers are frozen to one traced program each (the zoo's too:
+    # a user's function can pass for the zoo's, red team RT5-C1), so that what is
+    # certified, emitted and tied is one program (red team RT4-B1: a backward that traced
+    # differently inside the step was certified as one function and tied as another;
+    # verigrad.nn.frozen).
     import dataclasses
     from verigrad.nn import frozen
     layer = frozen.freeze(net.layer)
