@@ -323,13 +323,21 @@ def _widened_custom(eqn, ins) -> list:
     return _eval_widened(body.jaxpr, body.consts, ins)
 
 
-def widened(fn, mask: bool = False):
+def widened(fn, mask: bool = False, dtypes=None):
     """``fn`` computed with every narrower float type widened to float64 (and with
-    ``mask``, every constant at most -1e8 read as -inf)."""
+    ``mask``, every constant at most -1e8 read as -inf). With ``dtypes`` (one per
+    argument, None to keep the argument's own) ``fn`` is traced at those dtypes, the ones
+    it was imported at, and its jaxpr then evaluated widened: a backward that calls
+    ``jax.vjp`` of a forward ending in ``astype(float32)`` gets a float32 cotangent there,
+    as when JAX runs it (red team rt6b: traced at float64 cotangents, the user's own
+    ``jax.vjp`` refused them, and a right backward was UNKNOWN, "failed validation")."""
     import jax
 
     def run(*args):
-        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+        trace_args = args
+        if dtypes is not None:
+            trace_args = [a if dt is None else jax.ShapeDtypeStruct(np.shape(a), dt) for a, dt in zip(args, dtypes)]
+        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*trace_args)
         old = _MASK["on"]
         _MASK["on"] = mask
         try:
@@ -365,6 +373,17 @@ def has_narrow_types(closed) -> bool:
     return False
 
 
+def _combined_dtypes(ob):
+    """The dtypes the fwd and bwd rules were traced at: the arguments', then each real
+    output's cotangent in that output's dtype (None: as given)."""
+    structs = getattr(ob, "structs", None)
+    outs = getattr(ob, "out_dtypes", None)
+    if structs is None or outs is None:
+        return None
+    import jax.numpy as jnp
+    return [st.dtype for st in structs] + [dt if jnp.issubdtype(dt, jnp.floating) else None for dt in outs]
+
+
 def functions(ob, sizes=None):
     """``(primal, combined)`` as the claims read them (widened where the code narrows)."""
     at_sizes = getattr(ob, "at_sizes", None)
@@ -374,7 +393,7 @@ def functions(ob, sizes=None):
         cache = ob.__dict__.setdefault("_widened", {})
         key = (primal_fn, combined_fn)
         if key not in cache:
-            cache[key] = (widened(primal_fn, mask), widened(combined_fn, mask))
+            cache[key] = (widened(primal_fn, mask), widened(combined_fn, mask, _combined_dtypes(ob)))
         return cache[key]
     return primal_fn, combined_fn
 

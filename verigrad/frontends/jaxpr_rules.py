@@ -1195,13 +1195,16 @@ def _against_extremum(ta, tb, rel: str):
         if not isinstance(m, ReduceMax) or not _member(x, m):
             continue
         top = RealCond(S.sub(x, m), ">=") if m.kind == "max" else RealCond(S.sub(x, m), "<=")
-        # for a max: x <= m always; x == m iff x >= m (for a min, mirrored)
-        below, above = ("<=", ">=") if m.kind == "max" else (">=", "<=")
+        # for a max: x <= m always; x == m iff x >= m; x < m iff not x == m; x > m never
+        # (for a min, mirrored). Red team rt6b: ``x < m`` was read as "never" (0), so
+        # ``where(x < max, x, stop_gradient(x))`` had derivative 0 and a zero backward
+        # was PROVED.
+        below, above, strictly_below = ("<=", ">=", "<") if m.kind == "max" else (">=", "<=", ">")
         if r == below:
             return Num(1)
         if r in ("==", above):
             return top
-        if r == "!=":
+        if r in ("!=", strictly_below):
             return S.logical_not(top)
         return Num(0)        # strictly beyond the extremum
     return None
