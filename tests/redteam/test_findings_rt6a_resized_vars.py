@@ -73,3 +73,25 @@ def test_a2_true_neighbours():
     pn, qm, vn = Var("p", (n,)), Var("q", (m,)), Var("v", (n,))
     inst = instantiate(refl(At(pn[0] + qm[0], (pn,), (vn,))), {n: 2, m: 3})
     assert at_elim(inst.lhs).rhs is (Var("v", (2,))[0] + Var("q", (3,))[0])
+
+
+def test_a1_a_hand_written_trace_step_is_refused(tmp_path):
+    """The instance written into a trace by hand: ``verigrad check`` refuses it."""
+    import json
+
+    from verigrad.trace import FORMAT, VERSION, _Writer
+    from verigrad.trace.command import check
+    from verigrad.kernel.sizes import as_poly
+    x2, xn = Var("x", (2,)), Var("x", (n,))
+    th = prove_equal(Deriv(x2[0] * xn[0], x2, (0,)), xn[0])
+    w = _Writer()
+    steps, index = w.steps([th])
+    false_lhs = Deriv(x2[0] * x2[0], x2, (0,))
+    steps.append({"rule": "instantiate", "parents": [index[id(th)]],
+                  "args": [w.arg(((n, as_poly(2)),))], "lhs": w.ref(false_lhs), "rhs": w.ref(x2[0])})
+    trace = {"format": FORMAT, "version": VERSION, "objects": w.objects, "steps": steps,
+             "claims": [{"name": "d(x x)/dx = x", "step": len(steps) - 1}]}
+    path = tmp_path / "forged.trace.json"
+    path.write_text(json.dumps(trace))
+    code, verdicts = check([path])
+    assert code != 0 and all(v["status"] != "PROVED" for v in verdicts), verdicts
