@@ -31,8 +31,7 @@ def _apply(a: N.ApplyA) -> T.Term:
     if a.argno is None:
         return T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True)
     out = a.idx[:len(a.fn.out_shape)]
-    # the one-hot's binders capture no index of ``out`` (red team RT6-A3: a statement's own
-    # index o0 read Lamda[o0](delta(o0, o0)), the all-ones cotangent, in a condition)
+    # binders apart from out's indices (red team RT6-A3: an own o0 read Lamda[o0](delta(o0, o0)), all ones)
     taken = set().union(*(p.index_vars() for p in out))
     hot = [T.fresh_name(f"o{j}", s, taken) for j, s in enumerate(a.fn.out_shape)]
     deltas = [T.Delta(h, e) for h, e in zip(hot, out)]

@@ -730,11 +730,6 @@ class _Subst:
     def poly(self, p: Poly) -> Poly:
         return p.subst(self.ints)
 
-    def resized(self, v: Var) -> Var:
-        """The variable ``v`` with the sizes of its shape substituted (itself if none is)."""
-        shape = tuple(self.poly(s) for s in v.shape)
-        return v if shape == v.shape else Var(v.name, shape, v.facts)
-
     def brought(self, t: Term) -> set:
         """The indices the substitution brings into ``t``: those of the values of the
         symbols free in it."""
@@ -785,11 +780,8 @@ class _Subst:
         captured = set()
         for v in inner.values():
             captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
-        # a free variable of the body that a size substitution reshapes becomes another
-        # variable (p of shape (m,) is p of shape (2,) at m := 2): that one is brought in
-        # too (red team RT6-A2: At(p_n[0] + p_m[0], p_n := v) at n, m := 2 read p[0] + p[0]
-        # with both bound, 2 v[0] against v[0] + p[0])
-        captured |= {self.resized(a) for a in t.body.atoms - set(t.params) if isinstance(a, Var) and a not in inner}
+        # and a free variable reshaped by a size (red team RT6-A2: p_m is p_2 at m := 2, as param p_n became)
+        captured |= {w for a in t.body.atoms - set(t.params) if isinstance(a, Var) for w in self.go(a).atoms}
         # (renamed to a variable that is neither brought in by a value nor free in the body)
         taken = captured | (t.body.atoms - set(t.params))
         params = []
@@ -845,19 +837,15 @@ class _Subst:
             if var is not t.var and var in t.body.atoms:
                 raise KernelError(f"substituting {var.name} for {t.var.name} in d(...)/d{t.var.name}: "
                                   f"{var.name} already occurs in the differentiated term")
-            for v in t.body.atoms:
-                # a size substitution can make another variable this one (x of shape (n,)
-                # is x of shape (2,) at n := 2: red team RT6-A1, d(x_2[0] x_n[0])/dx_2[0] = x_n[0]
-                # read d(x[0] x[0])/dx[0] = x[0])
-                if v is not t.var and isinstance(v, Var) and v not in self.mapping and self.resized(v) is var:
-                    raise KernelError(f"substituting sizes inside d(...)/d{var.name} makes the variable "
-                                      f"{v.name} of shape {_shape_str(v.shape)} the differentiated one")
-                if v is not t.var and v in self.mapping:
-                    val = self.mapping[v]
-                    atoms = val.body.atoms - set(val.params) if isinstance(val, FnLam) else as_term(val).atoms
-                    if var in atoms:
-                        raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
-                                          f"would make it depend on {var.name}")
+            for v in t.body.atoms - {t.var}:
+                # no other variable's image holds var: a value that mentions it, nor the same name
+                # reshaped by a size (red team RT6-A1: x_n is x_2 at n := 2, in d(x_2[0] x_n[0])/dx_2[0])
+                val = self.mapping.get(v)
+                atoms = g(v).atoms if isinstance(v, Var) else \
+                    val.body.atoms - set(val.params) if isinstance(val, FnLam) else ()
+                if var in atoms:
+                    raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
+                                      f"would make it depend on {var.name}")
         return map_args(t, g, self.poly)
 
 
