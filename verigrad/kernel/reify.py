@@ -31,7 +31,9 @@ def _apply(a: N.ApplyA) -> T.Term:
     if a.argno is None:
         return T.Index(T.Apply(a.fn, tuple(_tensor(x) for x in a.args)), a.idx, total=True)
     out = a.idx[:len(a.fn.out_shape)]
-    hot = [T.IndexVar(f"o{j}", s) for j, s in enumerate(a.fn.out_shape)]
+    # binders apart from out's indices (red team RT6-A3: an own o0 read Lamda[o0](delta(o0, o0)), all ones)
+    taken = set().union(*(p.index_vars() for p in out))
+    hot = [T.fresh_name(f"o{j}", s, taken) for j, s in enumerate(a.fn.out_shape)]
     deltas = [T.Delta(h, e) for h, e in zip(hot, out)]
     onehot = T.Lamda(hot, deltas[0] if len(deltas) == 1 else T.Mul(tuple(deltas)))
     return T.Index(T.Vjp(a.fn, a.argno, tuple(_tensor(x) for x in a.args), onehot), a.idx[len(out):], total=True)

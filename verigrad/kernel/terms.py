@@ -780,6 +780,8 @@ class _Subst:
         captured = set()
         for v in inner.values():
             captured |= v.body.atoms if isinstance(v, FnLam) else (as_term(v).atoms if not isinstance(v, Poly) else set())
+        # and a free variable reshaped by a size (red team RT6-A2: p_m is p_2 at m := 2, as param p_n became)
+        captured |= {w for a in t.body.atoms - set(t.params) if isinstance(a, Var) for w in self.go(a).atoms}
         # (renamed to a variable that is neither brought in by a value nor free in the body)
         taken = captured | (t.body.atoms - set(t.params))
         params = []
@@ -835,13 +837,15 @@ class _Subst:
             if var is not t.var and var in t.body.atoms:
                 raise KernelError(f"substituting {var.name} for {t.var.name} in d(...)/d{t.var.name}: "
                                   f"{var.name} already occurs in the differentiated term")
-            for v in t.body.atoms:
-                if v is not t.var and v in self.mapping:
-                    val = self.mapping[v]
-                    atoms = val.body.atoms - set(val.params) if isinstance(val, FnLam) else as_term(val).atoms
-                    if var in atoms:
-                        raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
-                                          f"would make it depend on {var.name}")
+            for v in t.body.atoms - {t.var}:
+                # no other variable's image holds var: a value that mentions it, nor the same name
+                # reshaped by a size (red team RT6-A1: x_n is x_2 at n := 2, in d(x_2[0] x_n[0])/dx_2[0])
+                val = self.mapping.get(v)
+                atoms = g(v).atoms if isinstance(v, Var) else \
+                    val.body.atoms - set(val.params) if isinstance(val, FnLam) else ()
+                if var in atoms:
+                    raise KernelError(f"substituting for {getattr(v, 'name', v)} inside d(...)/d{var.name} "
+                                      f"would make it depend on {var.name}")
         return map_args(t, g, self.poly)
 
 

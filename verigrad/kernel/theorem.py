@@ -392,7 +392,8 @@ def _instantiate_condition(term: T.Term, mapping: dict, sizes: dict) -> T.Term:
     at ``i := 0``); sizes and variables are, and an index whose range mentions a
     substituted size ranges over the new size."""
     own = {k: v for k, v in mapping.items() if not isinstance(k, IndexVar)}
-    brought = set().union(*(v.index_vars() if isinstance(v, Poly) else v.free_idx for v in own.values()))
+    brought = set().union(*(v.index_vars() if isinstance(v, Poly) else (v.body if isinstance(v, T.FnLam) else v).free_idx
+                            for v in own.values()))     # (a FnLam brings its body's)
     term = _apart(term, brought)
     if sizes:
         taken = set(term.free_idx) | brought
