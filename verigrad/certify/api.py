@@ -591,6 +591,9 @@ def _claim(ob, claim: C.Claim, run: _Run, progress) -> Certificate:
     if isinstance(res, Theorem) and label in getattr(ob, "nonfinite_backward", {}):
         # the kernel proved the imported term, which reads 0 * (1/0) as 0; XLA computes NaN
         res = Failure(f"proved about the imported term, but {ob.nonfinite_backward[label]}")
+    if isinstance(res, Theorem) and label in getattr(ob, "derivative_mismatch", {}):
+        # proved about the import, which JAX's own derivative of the forward contradicts
+        res = Failure(f"proved about the imported term, but {ob.derivative_mismatch[label]}")
     if isinstance(res, Theorem):
         return Certificate(label, "PROVED", res.statement(), res, axioms=res.axioms(),
                            side_conditions=[str(c) for c in sorted(res.conds, key=str)],

@@ -480,18 +480,96 @@ def _per_size_functions(ob, plan):
     return fns
 
 
-def _program(fns, k):
-    """One function running every assignment's functions on its own arguments."""
+def _program(fns, k, reference=None):
+    """One function running every assignment's functions on its own arguments; with
+    ``reference`` (an assignment's position and ``_derivatives(ob)``), that assignment also
+    computes JAX's own derivative of the forward beside the backward."""
     def run(*groups):
         out = []
-        for (how, f), g in zip(fns, groups):
+        for i, ((how, f), g) in enumerate(zip(fns, groups)):
             if how == "export":
                 out.append(f.call(*g))
             else:
                 primal_fn, combined_fn = f
-                out.append((primal_fn(*g[:k]), combined_fn(*g)))
+                row = (primal_fn(*g[:k]), combined_fn(*g))
+                if reference is not None and reference[0] == i:
+                    row += (reference[1](primal_fn, combined_fn, g),)
+                out.append(row)
         return out
     return run
+
+
+# -- the derivative check ------------------------------------------------------------------
+# Validation compares values; a misreading that changes only the derivative (a predicate
+# behind stop_gradient, ``where(x < max x, x, stop_gradient(x))``, whose branches have one
+# value) passes it, and the kernel then proves a claim about a forward JAX does not run
+# (red team rt6b: a zero backward of that function was PROVED). So at generic inputs
+# (N(0,1), one assignment) the backward is also compared with JAX's own derivative of the
+# forward (``jax.vjp`` of the primal function, which follows stop_gradient and inner
+# custom rules as JAX does); a claim the kernel proves while they differ is not PROVED.
+
+DERIVATIVE_TOL = 1e-6
+
+
+def _derivatives(ob):
+    """``(primal_fn, combined_fn, arrays) -> (JAX's cotangents, the backward's)`` of the
+    claimed arguments, the cotangents of the outputs not claimed held at 0 (as the claims
+    hold them), or None when nothing is claimed or stop_gradient is read as the identity."""
+    import jax
+    names = [s.name for s, _ in ob.args]
+    returned = [p for p, _ in ob.returned]
+    diff = [p for p in ob.diff if p in returned]
+    if not diff or getattr(ob, "stop_gradient", "jax") != "jax":
+        return None
+    pos = [names.index(p) for p in diff]
+    k, n_out = len(ob.args), len(ob.fwd_out) if ob.fwd_out is not None else 0
+    claimed = set(ob.selected())
+
+    def both(primal_fn, combined_fn, g):
+        args, cots = list(g[:k]), [c if j in claimed else c * 0 for j, c in enumerate(g[k:])]
+
+        def f(*d):
+            full = list(args)
+            for p, v in zip(pos, d):
+                full[p] = v
+            return primal_fn(*full)
+        out, pull = jax.vjp(f, *[args[p] for p in pos])
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        ct = [c.astype(x.dtype) if jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)
+              else np.zeros(x.shape, jax.dtypes.float0) for c, x in zip(cots, leaves)]
+        ref = pull(jax.tree_util.tree_unflatten(tree, ct))
+        mine = combined_fn(*args, *cots)
+        return tuple(ref), tuple(mine[n_out + returned.index(p)] for p in diff)
+    both.diff = diff
+    return both
+
+
+def _reference_at(plan) -> int:
+    """The assignment the derivative is compared at: the first with every size at least 2
+    (a size 1 hides a transpose), else the first."""
+    return next((i for i, a in enumerate(plan) if all(v >= 2 for v in a.values())), 0)
+
+
+def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
+    """Remember (``ob.derivative_mismatch[argument]``) where the backward differs from
+    JAX's derivative of the forward at finite entries, beyond ``DERIVATIVE_TOL``
+    relatively (the scale floor of ``probe``)."""
+    if not all(np.all(np.isfinite(np.asarray(x, dtype=np.float64))) for x in forward_leaves):
+        return
+    for p, gr, gc in zip(diff, ref, mine):
+        gr, gc = np.asarray(gr, dtype=np.float64), np.asarray(gc, dtype=np.float64)
+        if p in getattr(ob, "derivative_mismatch", {}) or gr.shape != gc.shape or gr.size == 0:
+            continue
+        ok = np.isfinite(gr) & np.isfinite(gc)
+        scale = max(float(np.max(np.abs(np.where(ok, gr, 0)))), float(np.max(np.abs(np.where(ok, gc, 0)))), 1e-12)
+        err = np.where(ok, np.abs(gc - gr) / np.maximum(np.maximum(np.abs(gc), np.abs(gr)), 1e-3 * scale), 0.0)
+        if float(np.max(err)) <= DERIVATIVE_TOL:
+            continue
+        at = np.unravel_index(int(np.argmax(err)), err.shape) if err.shape else ()
+        ob.__dict__.setdefault("derivative_mismatch", {})[p] = (
+            f"JAX's derivative of the forward gives {float(gr[at]):.6g} for {p} at entry {tuple(map(int, at))}, "
+            f"{where}, the backward {float(gc[at]):.6g}: the import misreads the forward's derivative "
+            "(a verigrad bug: please report it)")
 
 
 def schedule(plan: list, work, kinds=DRAWS, budget: int | None = None) -> list:
@@ -543,11 +621,23 @@ def _validate_adversarial(ob) -> Verdict:
         fns = _per_size_functions(ob, plan)
     except Exception as e:  # noqa: BLE001 - the functions cannot be built at these sizes
         return Verdict(f"building {ob.name} at concrete sizes failed: {type(e).__name__}: {_first_line(e)}", "")
-    program = _program(fns, k)
+    derivatives = _derivatives(ob)
+    at_ref = _reference_at(plan)
+    if derivatives is None or fns[at_ref][0] == "export" or "N(0,1)" not in sched[at_ref]:
+        derivatives = None
     rounds = max(len(row) for row in draws)
     with jax.enable_x64(True):
+        compiled = None
+        if derivatives is not None:
+            try:
+                program = _program(fns, k, (at_ref, derivatives))
+                compiled = compile_lowered(jax.jit(program).lower(*[row[0][2] for row in draws]), QUICK_COMPILE)
+            except Exception:  # noqa: BLE001 - JAX cannot differentiate the forward (a while loop): values only
+                derivatives = None
         try:
-            compiled = compile_lowered(jax.jit(program).lower(*[row[0][2] for row in draws]), QUICK_COMPILE)
+            if compiled is None:
+                compiled = compile_lowered(jax.jit(_program(fns, k)).lower(*[row[0][2] for row in draws]),
+                                           QUICK_COMPILE)
         except Exception as e:  # noqa: BLE001 - find the assignment JAX cannot run, and say so
             for sizes, f, row in zip(plan, fns, draws):
                 try:
@@ -562,6 +652,13 @@ def _validate_adversarial(ob) -> Verdict:
                 out = compiled(*[row[min(r, len(row) - 1)][2] for row in draws])
             except Exception as e:  # noqa: BLE001 - the user's function failed on concrete inputs
                 return Verdict(f"running {ob.name} with JAX failed: {type(e).__name__}: {_first_line(e)}", "")
+            if derivatives is not None:
+                kind = draws[at_ref][min(r, len(draws[at_ref]) - 1)][0]
+                primal_out, _, (ref, mine) = out[at_ref]
+                if kind == "N(0,1)":
+                    _note_derivative(ob, derivatives.diff, ref, mine, _leaves(primal_out),
+                                     f"{_where(plan[at_ref])} (N(0,1) inputs)")
+                out[at_ref] = out[at_ref][:2]
             results.append([_leaves(o) for o in out])
     for i, (sizes, row) in enumerate(zip(plan, draws)):
         where = _where(sizes)
