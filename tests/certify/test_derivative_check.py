@@ -65,3 +65,13 @@ def test_an_output_not_claimed_keeps_its_cotangent_at_zero():
         return jnp.sin(x), x * x
     cert = verigrad.certify(_rule(two, lambda x, g: (jnp.cos(x) * g[0],)), shapes={"x": "n"}, output=[0])
     assert cert.status == "PROVED", cert.detail
+
+
+def test_with_inner_rules_proved_a_misread_claim_is_not_proved_either(misreading_importer):
+    # jax.nn.relu is a custom_jvp JAX differentiates through: its rule is proved, so the
+    # difference is the misreading's, judged after the inner rules
+    def fwd(x):
+        return _below(jax.nn.relu(x) + x)
+    cert = verigrad.certify(_rule(fwd, lambda x, g: (jnp.zeros_like(g),)), shapes={"x": "n, d"})
+    assert cert.status != "PROVED"
+    assert "misreads" in cert.detail, cert.detail

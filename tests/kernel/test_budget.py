@@ -2,7 +2,7 @@
 
 The project's budget for ``verigrad/kernel/`` is 3,500 physical lines (``cat
 verigrad/kernel/*.py | wc -l``), so that one person can read the kernel in a sitting. It
-is NOT met: on 2026-12-02 the kernel has 4,560 physical lines, 3,161 of them code (as
+is NOT met: on 2026-12-02 the kernel has 4,579 physical lines, 3,170 of them code (as
 cloc counts: a line with a token other than a comment or a docstring); the rest are
 blank lines between definitions, docstrings and comments, which say why each rule is
 sound. What it holds: the decision procedure (``normal.py``, 1,694 lines: the normal
