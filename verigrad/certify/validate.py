@@ -568,8 +568,9 @@ def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
         at = np.unravel_index(int(np.argmax(err)), err.shape) if err.shape else ()
         ob.__dict__.setdefault("derivative_mismatch", {})[p] = (
             f"JAX's derivative of the forward gives {float(gr[at]):.6g} for {p} at entry {tuple(map(int, at))}, "
-            f"{where}, the backward {float(gc[at]):.6g}: the import misreads the forward's derivative "
-            "(a verigrad bug: please report it)")
+            f"{where}, the backward {float(gc[at]):.6g}: either the import misreads the forward's "
+            "derivative (a verigrad bug: please report it) or the floats JAX computes differ from the "
+            "exact reals there (a constant so large that rounding absorbs what is added to it)")
 
 
 def schedule(plan: list, work, kinds=DRAWS, budget: int | None = None) -> list:
