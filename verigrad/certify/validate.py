@@ -544,10 +544,12 @@ def _derivatives(ob):
     return both
 
 
-def _reference_at(plan) -> int:
-    """The assignment the derivative is compared at: the first with every size at least 2
-    (a size 1 hides a transpose), else the first."""
-    return next((i for i, a in enumerate(plan) if all(v >= 2 for v in a.values())), 0)
+def _reference_at(plan, sched, fns) -> int | None:
+    """The assignment the derivative is compared at: of those drawing N(0,1) inputs (and
+    not run through an export), the first with every size at least 2 (a size 1 hides a
+    transpose), else the first; None when there is none."""
+    usable = [i for i in range(len(plan)) if "N(0,1)" in sched[i] and fns[i][0] != "export"]
+    return next((i for i in usable if all(v >= 2 for v in plan[i].values())), usable[0] if usable else None)
 
 
 def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
@@ -622,10 +624,8 @@ def _validate_adversarial(ob) -> Verdict:
         fns = _per_size_functions(ob, plan)
     except Exception as e:  # noqa: BLE001 - the functions cannot be built at these sizes
         return Verdict(f"building {ob.name} at concrete sizes failed: {type(e).__name__}: {_first_line(e)}", "")
-    derivatives = _derivatives(ob)
-    at_ref = _reference_at(plan)
-    if derivatives is None or fns[at_ref][0] == "export" or "N(0,1)" not in sched[at_ref]:
-        derivatives = None
+    at_ref = _reference_at(plan, sched, fns)
+    derivatives = _derivatives(ob) if at_ref is not None else None
     rounds = max(len(row) for row in draws)
     with jax.enable_x64(True):
         compiled = None
