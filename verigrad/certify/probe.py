@@ -134,6 +134,7 @@ def _fill(param_names, specs, statics, arrays):
 
 def _compare(custom, primal, wide, param_names, specs, statics, arrays, diff, outputs, rng, stops, narrow):
     import jax
+    from .validate import relative_error
     traced = [p for p in param_names if p in specs]
     pos = [traced.index(p) for p in diff]
 
@@ -171,8 +172,7 @@ def _compare(custom, primal, wide, param_names, specs, statics, arrays, diff, ou
         gc, gr = np.asarray(gc, dtype=np.float64), np.asarray(gr, dtype=np.float64)
         if gc.shape != gr.shape or not (np.all(np.isfinite(gc)) and np.all(np.isfinite(gr))):
             continue
-        scale = max(float(np.max(np.abs(gr), initial=0.0)), float(np.max(np.abs(gc), initial=0.0)), 1e-12)
-        err = np.abs(gc - gr) / np.maximum(np.maximum(np.abs(gc), np.abs(gr)), 1e-3 * scale)
+        err = relative_error(gc, gr)
         if err.size == 0 or float(np.max(err)) <= tol:
             continue
         index = np.unravel_index(int(np.argmax(err)), err.shape) if err.shape else ()

@@ -552,10 +552,17 @@ def _reference_at(plan, sched, fns) -> int | None:
     return next((i for i in usable if all(v >= 2 for v in plan[i].values())), usable[0] if usable else None)
 
 
+def relative_error(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Entrywise ``|got - want|`` relative to the larger of the two, floored at 1e-3 of the
+    largest entry of either (an entry near zero is judged against the arrays' scale)."""
+    scale = max(float(np.max(np.abs(want), initial=0.0)), float(np.max(np.abs(got), initial=0.0)), 1e-12)
+    return np.abs(got - want) / np.maximum(np.maximum(np.abs(got), np.abs(want)), 1e-3 * scale)
+
+
 def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
     """Remember (``ob.derivative_mismatch[argument]``) where the backward differs from
     JAX's derivative of the forward at finite entries, beyond ``DERIVATIVE_TOL``
-    relatively (the scale floor of ``probe``)."""
+    relatively (``relative_error``, as ``probe`` judges a refutation)."""
     if not all(np.all(np.isfinite(np.asarray(x, dtype=np.float64))) for x in forward_leaves):
         return
     for p, gr, gc in zip(diff, ref, mine):
@@ -563,8 +570,7 @@ def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
         if p in getattr(ob, "derivative_mismatch", {}) or gr.shape != gc.shape or gr.size == 0:
             continue
         ok = np.isfinite(gr) & np.isfinite(gc)
-        scale = max(float(np.max(np.abs(np.where(ok, gr, 0)))), float(np.max(np.abs(np.where(ok, gc, 0)))), 1e-12)
-        err = np.where(ok, np.abs(gc - gr) / np.maximum(np.maximum(np.abs(gc), np.abs(gr)), 1e-3 * scale), 0.0)
+        err = relative_error(np.where(ok, gc, 0.0), np.where(ok, gr, 0.0))     # 0 off the finite entries
         if float(np.max(err)) <= DERIVATIVE_TOL:
             continue
         at = np.unravel_index(int(np.argmax(err)), err.shape) if err.shape else ()
