@@ -534,6 +534,14 @@ def _failing_condition(ob, theorem) -> str | None:
             if _defined(ob, values):
                 return values
         return first
+    for c in sorted(theorem.conds, key=lambda c: (c.kind, c.term.skey)):
+        # A condition on a cotangent is not rare: JAX feeds exact zero cotangents (an output
+        # the loss does not use, a masked loss, jacrev's one-hot seeds), so a claim must hold
+        # at every cotangent (the render tie refuses side conditions for the same reason)
+        if on := sorted(v.name for v in ob.cots if v in c.term.mentions):
+            return (f"the side condition {c} constrains the cotangent {', '.join(on)}: a backward is called "
+                    "with exact zero cotangents (outputs the loss does not use, masked losses), so the claim "
+                    "must hold at every cotangent")
     return conditions.failing(theorem, sample, plan_for(ob)[:4], alive=getattr(ob, "alive", None))
 
 
