@@ -1,4 +1,4 @@
-"""Red team RT8-C1 (helper rt8c, open): ``verigrad verify FILE.py`` runs the theorem file's
+"""Red team RT8-C1 (helper rt8c, open; a known gap, marked xfail strict until fixed): ``verigrad verify FILE.py`` runs the theorem file's
 Python in the process that reports the verdict, so a file can rebind the kernel's own
 functions before its proof runs, and ``verify`` reports a false statement proved.
 
@@ -23,6 +23,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +64,9 @@ def _run(args, tmp_path):
                           cwd=tmp_path, timeout=300)
 
 
+@pytest.mark.xfail(strict=True, reason="RT8-C1 open: verify believes the in-process kernel; the trusted path is "
+                   "verify --proofs DIR then verigrad check (the control below); fix: replay fresh traces in check's "
+                   "fresh process before reporting proved")
 def test_rt8c_c1_verify_does_not_report_a_false_statement_proved(tmp_path):
     """``x + 1 = x + 2`` is false (at x = 0: 1 != 2); ``verify`` must not read "proved"."""
     f = tmp_path / "evil.py"

@@ -73,9 +73,10 @@ class SizeSym(IntSym):
     """A tensor size ``name >= lower`` (lower >= 1)."""
 
     def __new__(cls, name: str, lower: int = 1):
-        if not isinstance(name, str) or not name.isidentifier():
+        # exact types: a subclass could lie in its comparisons (RT8A-1: a bound 0 passing as >= 1)
+        if type(name) is not str or not str.isidentifier(name):
             raise KernelError(f"size symbol name {name!r} is not an identifier")
-        if not isinstance(lower, int) or lower < 1:
+        if type(lower) is not int or lower < 1:
             raise KernelError(f"size symbol {name}: lower bound {lower!r} must be an integer >= 1")
         return _intern(cls, (name, lower))
 
