@@ -33,8 +33,7 @@ BUDGET = 3_500               # lines of code; and the project's budget for physi
 # +39 lines for RT-45 (conditions under derivatives: tests/redteam/test_findings_deriv_conditions.py)
 # +12 lines for RT3-C1 (a renaming that makes two atoms one: tests/redteam/test_findings_rename_collision.py)
 # +7 lines for RT6-A1..A3 (variables reshaped by a size, reify's one-hot: tests/redteam/test_findings_rt6a_*.py)
-# +1 line for RT8A-1 (an int subclass as a lower bound: tests/redteam/test_findings_rt8a_lower_bound_subclass.py)
-PHYSICAL_CEILING = 4_580     # the physical lines today: the budget above is not met, the kernel may not grow
+PHYSICAL_CEILING = 4_579     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}

@@ -70,10 +70,9 @@ class IntSym(_Frozen):
 
 
 class SizeSym(IntSym):
-    """A tensor size ``name >= lower`` (lower >= 1)."""
+    """A tensor size ``name >= lower`` (lower >= 1). Exact ``str`` and ``int``: a subclass can lie in comparisons."""
 
     def __new__(cls, name: str, lower: int = 1):
-        # exact types: a subclass could lie in its comparisons (RT8A-1: a bound 0 passing as >= 1)
         if type(name) is not str or not str.isidentifier(name):
             raise KernelError(f"size symbol name {name!r} is not an identifier")
         if type(lower) is not int or lower < 1:
