@@ -85,7 +85,6 @@ def _run(args) -> int:
     out = Console()
     t0 = time.perf_counter()
     records = _check(args, chosen, err)
-    _judge_unproved(records, chosen)
     wall = time.perf_counter() - t0
     if args.proofs:
         _write_proofs(args.proofs, records)
@@ -109,48 +108,9 @@ def _check(args, chosen, err):
 
 
 # How a status reads: "plausible" (the script ran, a goal was not reached) is NOT proved;
-# it reads FALSE where the goal is refuted numerically (``_judge_unproved``).
+# it reads FALSE where the goal is refuted numerically (``falsify.false_label``, in the worker).
 LABEL = {"proved": "proved", "plausible": "unproved", "failed": "failed", "false": "FALSE"}
 _STYLE = {"proved": "green", "plausible": "red", "failed": "red", "false": "bold red"}
-
-
-class _Goals:
-    """A theorem file's goals as a statement the witness check evaluates (not a theorem)."""
-    rule = "goal"
-
-    def __init__(self, lhs, rhs, givens):
-        self.lhs, self.rhs, self.hyps, self.conds = lhs, rhs, frozenset(givens), frozenset()
-
-
-def _judge_unproved(records, infos):
-    """Evaluate the goals of each unproved theorem numerically (float64, random sizes
-    and values, ``verigrad.certify.witness``): a goal whose two sides differ makes the
-    record's label FALSE, with the sizes and values where they differ. Numbers only
-    label; they never make anything proved."""
-    unproved = [r for r in records if r.status == "plausible"]
-    if not unproved:
-        return
-    from verigrad.certify.witness import Witness
-    from .script import statement_of
-    by_name = {i.name: i for i in infos}
-    for r in unproved:
-        info = by_name.get(r.name)
-        try:
-            stated = statement_of(info.module) if info is not None else None
-        except Exception:  # noqa: BLE001 - a file that does not state anything: nothing to evaluate
-            stated = None
-        if not stated:
-            continue
-        goals, givens = stated
-        for lhs, rhs in goals:
-            try:
-                verdict, message = Witness(raise_errors=False, budget_s=0.5).check(_Goals(lhs, rhs, givens))
-            except Exception:  # noqa: BLE001 - the evaluator's limits: no label
-                continue
-            if verdict == "failed":
-                # the checker's message without its first two lines (which speak of a rule and repeat the statement)
-                r.false = "; ".join(line.strip() for line in message.splitlines()[2:])
-                break
 
 
 def _label(r) -> str:

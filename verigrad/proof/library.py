@@ -8,13 +8,16 @@ The API the ``verify`` command and the HTML proof browser are built on:
   the record keeps the live kernel objects (``record.theorems``, each step's
   ``lhs``/``rhs`` terms and ``theorem``) besides its JSON-able fields;
 - ``verify_library(patterns, jobs, use_cache)`` -> ``[TheoremRecord]``: many theorems,
-  in worker processes, results cached by a content hash of the theorem file, of every
-  file it cites (transitively), of every module it imports from outside verigrad, and
-  of verigrad's own sources (the kernel's among them) and version. A cached "proved" is
-  never believed: the entry keeps the proof's trace, which is replayed by the kernel
-  and must prove exactly what the theorem file states (the file's ``apply``, run up to
-  the statement); otherwise the theorem is checked again. A stale or planted entry can
-  cost time, never a verdict.
+  in worker processes (``workers``), results cached by a content hash of the theorem
+  file, of every file it cites (transitively), of every module it imports from outside
+  verigrad, and of verigrad's own sources (the kernel's among them) and version. The
+  process that calls it never runs a theorem file (a file can rebind the kernel of the
+  process it runs in, red team RT8-C1), and believes no worker's "proved": each comes
+  with its proof's trace, which this process's kernel replays; the record's statement,
+  axioms and conditions are the replayed theorems'. A cached "proved" is never believed
+  either: a worker replays the entry's trace and checks that it proves exactly what the
+  theorem file states (the file's ``apply``, run up to the statement), then this process
+  replays it again. A stale or planted entry can cost time, never a verdict.
 
 A record: ``name, area, file, doc, status ('proved' | 'plausible' | 'failed'), reason,
 line, statement (the kernel's, as text), latex, display (as written), steps, axioms,
@@ -28,10 +31,8 @@ the command.
 from __future__ import annotations
 
 import ast
-import concurrent.futures as cf
 import hashlib
 import json
-import multiprocessing
 import os
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatch
@@ -134,8 +135,10 @@ class TheoremRecord:
 
     @staticmethod
     def from_json(d: dict) -> "TheoremRecord":
-        d = dict(d)
-        steps = [StepRecord(**s) for s in d.pop("steps", [])]
+        """A record from its JSON (a cache entry, a worker's answer): never with live
+        kernel objects, whatever the JSON says (they come only from a replay)."""
+        d = {k: v for k, v in d.items() if k not in _LIVE + ("trace", "cached")}
+        steps = [StepRecord(**{k: v for k, v in s.items() if k not in _LIVE}) for s in d.pop("steps", [])]
         return TheoremRecord(steps=steps, **d)
 
 
@@ -308,10 +311,6 @@ def verify_theorem(name_or_path) -> TheoremRecord:
     return record_of(run_proof(info.module), info)
 
 
-def _verify_file(info: TheoremInfo) -> TheoremRecord:
-    return record_of(run_proof(info.module), info)
-
-
 def _traced(rec: TheoremRecord) -> TheoremRecord:
     """``rec`` with the trace of its proof: its goals' theorems as the claims (proved
     theorems only) and, under ``"proof_steps"``, the theorem of every proved step by its
@@ -355,7 +354,6 @@ def _outside_imports(path: Path, seen: set) -> list:
     """The source files of the modules ``path`` imports from outside verigrad and outside
     the Python installation (a helper next to the theorem, a package of the user's),
     transitively."""
-    import importlib.util
     import sys
     try:
         tree = ast.parse(path.read_text())
@@ -372,16 +370,35 @@ def _outside_imports(path: Path, seen: set) -> list:
     for name in sorted(names):
         if name.split(".")[0] == "verigrad":
             continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
+        spec = _find_quietly(name)
         origin = Path(spec.origin).resolve() if spec is not None and spec.origin and spec.has_location else None
         if origin is None or origin in seen or any(p in origin.parents for p in installed):
             continue
         seen.add(origin)
         out += [origin] + _outside_imports(origin, seen)
     return out
+
+
+def _find_quietly(name: str):
+    """The spec of module ``name``, found without importing anything: not even a dotted
+    name's parent packages, which ``importlib.util.find_spec`` imports (their
+    ``__init__`` is a user's code, and this process never runs a user's code: see
+    ``verify_library``). None if not found on ``sys.path``."""
+    import sys
+    from importlib.machinery import PathFinder
+    spec, path, parts = None, None, name.split(".")
+    for k in range(len(parts)):
+        loaded = sys.modules.get(".".join(parts[:k + 1]))
+        try:
+            spec = getattr(loaded, "__spec__", None) or PathFinder.find_spec(".".join(parts[:k + 1]), path)
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return None
+        path = spec.submodule_search_locations
+        if path is None and k < len(parts) - 1:
+            return None
+    return spec
 
 
 def cache_key(info: TheoremInfo, by_module: dict) -> str:
@@ -441,24 +458,39 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
         rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
     if replayed is not None:
         rec.display = replayed[2]       # the goals as the file writes them now, not as the entry says
+        rec.trace = trace               # (the parent replays it again: ``_confirmed``)
     _replayed_steps(rec, replayed[1] if replayed is not None else {})
     rec.cached = True
     return rec
 
 
-def _replayed_steps(rec: TheoremRecord, by_label: dict):
+def _replayed_steps(rec: TheoremRecord, by_label: dict, keep_display: bool = False):
     """The steps of a cached record as the replay shows them (red team RT3-B1: a planted
     entry's steps read ``Eq[2]  proved   1 + 1 = 3`` in ``verify --steps`` and on the HTML
     pages, beside a goal the kernel replayed): a step is proved only if the trace replays
     its theorem (``by_label``), and its statement and LaTeX are that theorem's. How the
-    proof wrote it (``display``) cannot be replayed: it is dropped."""
+    proof wrote it (``display``) cannot be replayed: a cache entry's is dropped; a fresh
+    run's is kept with ``keep_display`` (it is the file's text, shown as written)."""
     for s in rec.steps:
         th = by_label.get(s.label) if s.status == "proved" else None
         if th is None:
             s.status = "pending"
         else:
             s.statement, s.latex, s.theorem = _text_pair(th.lhs, th.rhs), _latex_pair(th.lhs, th.rhs), th
-        s.display = ""
+        if not keep_display:
+            s.display = ""
+
+
+def _replay(trace: dict):
+    """``(claim theorems, {step label: theorem})``, the kernel's replay of a verify trace
+    (its claims, then its ``proof_steps``); ``TraceError`` if it does not replay."""
+    from verigrad.trace.replay import TraceError, replay
+    claims = trace.get("claims", []) if isinstance(trace, dict) else None
+    steps = trace.get("proof_steps", []) if isinstance(trace, dict) else None
+    if not (isinstance(claims, list) and isinstance(steps, list)):
+        raise TraceError("not a trace of verify")
+    replayed = replay(dict(trace, claims=claims + steps))
+    return [th for _, th in replayed[:len(claims)]], dict(replayed[len(claims):])
 
 
 def _replayed(trace: dict, info: TheoremInfo, proved: bool):
@@ -466,13 +498,9 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
     ``trace``, replayed by the kernel, if they rest on no hypothesis but the file's givens
     and (``proved``) its claims are exactly what the theorem file states (its goals); else
     None."""
-    from verigrad.trace.replay import TraceError, replay
+    from verigrad.trace.replay import TraceError
     try:
-        claims = trace.get("claims", [])
-        steps = trace.get("proof_steps", [])
-        if not (isinstance(claims, list) and isinstance(steps, list)):
-            return None
-        replayed = replay(dict(trace, claims=claims + steps))
+        theorems, steps = _replay(trace)
         stated = statement_of(info.module, over_complex=True, shown=True)
     except (TraceError, RecursionError):
         return None
@@ -481,8 +509,7 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
     if stated is None:
         return None
     goals, givens, over_complex, shown = stated
-    theorems = [th for _, th in replayed[:len(claims)]]
-    by_label = {name: th for name, th in replayed[len(claims):] if th.hyps <= set(givens)}
+    by_label = {name: th for name, th in steps.items() if th.hyps <= set(givens)}
     if not proved:
         return [], by_label, shown
     if len(theorems) != len(goals) or any((th.lhs, th.rhs) != g for th, g in zip(theorems, goals)):
@@ -516,68 +543,125 @@ def _store(key: str, rec: TheoremRecord):
 # -- checking many theorems ------------------------------------------------------------------------------
 
 def _worker_init():
-    """Workers import verigrad once (with fork they inherit it from the parent)."""
+    """A worker starts with the parent's modules (forked) but none of its proofs."""
     forget()
 
 
-def _verify_in_worker(info: TheoremInfo) -> dict:
-    rec = _traced(record_of(run_proof(info.module), info))
-    return {"record": rec.to_json(), "trace": rec.trace}
+def _check_job(job: dict) -> dict:
+    """In a worker: one theorem, from the cache if its entry holds there, else proved
+    now; the record (JSON), its trace, and a numeric FALSE label if it is unproved."""
+    info = TheoremInfo(job["name"], job["module"], job["area"], job["file"], job["cites"])
+    if info.area == "file":
+        FILES[info.module] = info.file
+    rec = _load_cached(job["key"], info) if job["use_cache"] else None
+    if rec is None:
+        rec = _traced(record_of(run_proof(info.module), info))
+    false = ""
+    if rec.status == "plausible":
+        from .falsify import false_label
+        false = false_label(info.module)
+    return {"record": rec.to_json(), "trace": rec.trace, "cached": rec.cached, "false": false}
+
+
+STATUSES = ("proved", "plausible", "failed")
+_TEXT = ("name", "area", "file", "status", "reason", "doc", "statement", "latex", "display")
+_STEP_TEXT = ("label", "rule", "status", "kind", "display", "statement", "latex", "note")
+
+
+def _check_types(rec: TheoremRecord):
+    """``TypeError`` unless every field of ``rec`` has the type the printers expect (a
+    worker's record is data from a process that ran a theorem file)."""
+    def texts(xs):
+        return isinstance(xs, list) and all(type(x) is str for x in xs)
+    number = (int, float)
+    ok = all(type(getattr(rec, f)) is str for f in _TEXT) and texts(rec.axioms) and texts(rec.conditions) \
+        and texts(rec.cites) and isinstance(rec.seconds, number) and (rec.line is None or type(rec.line) is int)
+    ok = ok and isinstance(rec.steps, list) and all(
+        all(type(getattr(st, f)) is str for f in _STEP_TEXT) and texts(st.uses)
+        and all(getattr(st, f) is None or type(getattr(st, f)) is int for f in ("index", "line"))
+        and (st.name is None or type(st.name) is str) for st in rec.steps)
+    if not ok:
+        raise TypeError("a field of the wrong type")
+
+
+def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
+    """A worker's answer as a record this process stands behind: "proved" only if this
+    process's kernel replays the trace that came with it, and then with the replayed
+    theorems' statement, LaTeX, axioms and conditions, never the worker's. A worker
+    ran a theorem file, so it may say anything (RT8-C1)."""
+    def failed(why):
+        return TheoremRecord(info.name, info.area, info.file, "failed", reason=why, doc=info.doc)
+    if error is not None:
+        return failed(f"the checker crashed: {error}")
+    try:
+        rec = TheoremRecord.from_json(answer["record"])
+        _check_types(rec)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        return failed(f"the worker's record is malformed: {e}")
+    rec.name, rec.area, rec.file, rec.doc = info.name, info.area, info.file, info.doc
+    rec.cached = answer.get("cached") is True
+    if rec.status not in STATUSES:
+        return failed(f"the worker's record has status {rec.status!r}")
+    if isinstance(answer.get("false"), str) and answer["false"] and rec.status == "plausible":
+        rec.false = answer["false"]     # a label of an unproved theorem, never a verdict
+    from verigrad.trace.replay import TraceError
+    theorems, by_label, refused = [], {}, None
+    trace = answer.get("trace")
+    if trace is not None or rec.status == "proved":
+        try:
+            theorems, by_label = _replay(trace)
+            if rec.status == "proved" and not theorems:
+                raise TraceError("the trace proves no goal")
+        except (TraceError, RecursionError) as e:
+            refused = str(e)
+    _replayed_steps(rec, by_label, keep_display=not rec.cached)     # a step is proved if the replay says so
+    rec.trace = trace if refused is None else None                  # what the cache keeps
+    if rec.status != "proved":
+        return rec
+    if refused is not None:
+        rec.status, rec.reason, rec.axioms, rec.conditions = (
+            "failed", f"REFUSED: the proof's trace does not replay in the kernel: {refused}", [], [])
+        return rec
+    rec.theorems = theorems
+    rec.statement = "; ".join(th.statement() for th in theorems)
+    rec.latex = "; ".join(th.latex() for th in theorems)
+    rec.axioms = sorted({a for th in theorems for a in th.axioms()})
+    rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
+    return rec
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
-                   on_result: Callable | None = None, on_start: Callable | None = None, infos=None) -> list:
+                   on_result: Callable | None = None, infos=None) -> list:
     """Check the selected theorems (``patterns`` as in ``select``, or ``infos``; all by
-    default): cached results where the content hash matches, the rest in ``jobs`` worker
-    processes. ``on_start(n_to_check)`` and ``on_result(record)`` report progress.
-    Records come back in library order."""
+    default) in ``jobs`` worker processes: cached results where the content hash matches
+    and the entry replays, the rest proved again; each "proved" confirmed here by a
+    replay (``_confirmed``). ``on_result(record)`` reports progress. Records come back in
+    library order."""
+    from verigrad.trace.replay import replay  # noqa: F401 - loaded before any worker runs a theorem file
     library = load_library()
     infos = select(library, patterns) if infos is None else list(infos)
     by_module = {i.module: i for i in library}
     keys = {i.module: cache_key(i, by_module) for i in infos}
     out: dict = {}
-    todo = []
-    for info in infos:
-        rec = _load_cached(keys[info.module], info) if use_cache else None
-        if rec is not None:
-            out[info.module] = rec
-            if on_result:
-                on_result(rec)
-        else:
-            todo.append(info)
-    if on_start:
-        on_start(len(todo))
-    jobs = jobs or os.cpu_count() or 1
-    if todo and (jobs <= 1 or len(todo) == 1 or any(i.area == "file" for i in todo)):
-        for info in todo:
-            rec = _traced(verify_theorem(info.module) if info.area != "file" else _verify_file(info))
-            _finish(out, keys, info, rec, on_result)
-    elif todo:
-        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
-                                    initializer=_worker_init) as pool:
-            futures = {pool.submit(_verify_in_worker, i): i for i in _balanced(todo)}
-            for fut in cf.as_completed(futures):
-                info = futures[fut]
-                try:
-                    got = fut.result()
-                    rec = TheoremRecord.from_json(got["record"])
-                    rec.trace = got["trace"]
-                except Exception as e:     # a worker died
-                    rec = TheoremRecord(info.name, info.area, info.file, "failed",
-                                        reason=f"the checker crashed: {type(e).__name__}: {e}")
-                _finish(out, keys, info, rec, on_result)
+
+    def answered(job, answer, error):
+        info = by_job[job["module"]]
+        rec = _confirmed(info, answer, error)
+        out[info.module] = rec
+        # a failure may come from a broken checker: check again next time; a cache hit is stored already
+        if rec.status != "failed" and not rec.cached:
+            _store(keys[info.module], rec)
+        if on_result:
+            on_result(rec)
+
+    by_job = {i.module: i for i in infos}
+    todo = [{"name": i.name, "module": i.module, "area": i.area, "file": i.file, "cites": list(i.cites),
+             "key": keys[i.module], "use_cache": use_cache} for i in _balanced(infos)]
+    from .workers import run_jobs
+    run_jobs(todo, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
     return [out[i.module] for i in infos]
 
 
 def _balanced(todo):
     """Theorems that cite others first (they take longest), so workers finish together."""
     return sorted(todo, key=lambda i: -len(i.cites))
-
-
-def _finish(out, keys, info, rec, on_result):
-    out[info.module] = rec
-    if rec.status != "failed":      # a failure may come from a broken checker: check again next time
-        _store(keys[info.module], rec)
-    if on_result:
-        on_result(rec)

@@ -1,0 +1,122 @@
+"""Theorem files run in worker processes that answer in JSON, never in pickle.
+
+Why a worker: a theorem file is code, and code can rebind anything in the process that
+runs it, the kernel included (red team RT8-C1: a file that wrapped the kernel's
+``theorem._prove_equal`` made ``verigrad verify`` report ``x + 1 = x + 2`` proved). So
+the process that reports ``verify``'s verdicts never imports a theorem file: workers run
+them, and the parent believes of a worker's answer only what it checks itself (a
+"proved" stands when the parent's kernel replays the trace that came with it, see
+``library._confirmed``).
+
+Why JSON: a worker that ran a hostile file is hostile too, and unpickling its answer
+(as ``concurrent.futures`` and ``Connection.recv`` do) would run its code in the parent.
+Bytes go over the pipe, and the parent parses them with ``json.loads``, which builds
+data and runs nothing.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+from multiprocessing.connection import wait
+from typing import Callable, Iterable
+
+# Why a worker's answer could not be read (then the job counts as failed, never proved).
+DIED = "the worker stopped without answering"
+
+
+def _serve(conn, job_fn: Callable, init: Callable | None):
+    """A worker's loop: one JSON job in, one JSON answer out, until the parent sends null."""
+    if init is not None:
+        init()
+    while True:
+        try:
+            job = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        try:
+            answer = {"ok": job_fn(job)}
+        except BaseException as e:  # noqa: BLE001 - whatever the job does, the worker answers
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        conn.send_bytes(json.dumps(answer).encode())
+
+
+def _context():
+    """Fork (a worker starts at once, with the parent's modules), but not from a process
+    that has loaded JAX: its threads may hold locks that a forked child then waits on
+    forever. Then spawn (a fresh interpreter, which imports what a job needs)."""
+    fork = "fork" in multiprocessing.get_all_start_methods() and "jax" not in sys.modules
+    return multiprocessing.get_context("fork" if fork else "spawn")
+
+
+class _Worker:
+    def __init__(self, ctx, job_fn, init):
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_serve, args=(child, job_fn, init), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job = None
+
+    def give(self, job):
+        self.job = job
+        self.conn.send_bytes(json.dumps(job).encode())
+
+    def answer(self):
+        """``(answer, None)`` or ``(None, why not)``: the job's answer, parsed as data."""
+        try:
+            got = json.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            return None, DIED
+        except (ValueError, RecursionError) as e:
+            return None, f"the worker's answer is not JSON: {e}"
+        if isinstance(got, dict) and "ok" in got:
+            return got["ok"], None
+        return None, str(got.get("error")) if isinstance(got, dict) else "a malformed answer"
+
+    def stop(self):
+        try:
+            self.conn.send_bytes(b"null")
+        except OSError:
+            pass
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+
+def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable, init: Callable | None = None):
+    """Run ``job_fn(job)`` for each JSON-able job in up to ``workers`` worker processes
+    (``init()`` first in each), calling ``on_answer(job, answer, error)`` in this process
+    as each finishes: ``answer`` is what ``job_fn`` returned, as parsed JSON, or None with
+    ``error`` saying why. A worker that dies is replaced; its job is answered with the
+    error."""
+    todo = list(jobs)[::-1]
+    if not todo:
+        return
+    ctx = _context()
+    pool = []
+    try:
+        for _ in range(max(1, min(workers, len(todo)))):
+            w = _Worker(ctx, job_fn, init)
+            w.give(todo.pop())
+            pool.append(w)
+        while any(w.job is not None for w in pool):
+            busy = {w.conn: w for w in pool if w.job is not None}
+            for conn in wait(list(busy)):
+                w = busy[conn]
+                answer, error = w.answer()
+                job, w.job = w.job, None
+                if error == DIED:
+                    w.stop()
+                    pool.remove(w)
+                    w = _Worker(ctx, job_fn, init)
+                    pool.append(w)
+                on_answer(job, answer, error)
+                if todo:
+                    w.give(todo.pop())
+    finally:
+        for w in pool:
+            w.stop()
