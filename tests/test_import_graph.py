@@ -185,7 +185,7 @@ PROOF_LAYERS = [
     ["statements"],
     ["tactics"],
     ["justification", "cursor", "facts", "proof_log", "closing"],
-    ["context", "complex_symbols", "script", "citation", "theorem"],
+    ["context", "complex_symbols", "script", "citation", "theorem", "falsify", "workers"],
     ["library"],
     ["command"],
     [""],                      # the package itself: the public API

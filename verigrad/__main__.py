@@ -4,4 +4,5 @@ import sys
 
 from verigrad.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":      # not when a spawned worker process imports this module again
+    sys.exit(main())
