@@ -154,3 +154,68 @@ def test_rt8c_c1_the_reporting_process_never_runs_the_files_code(tmp_path):
     assert rec["status"] != "proved", rec
     ran = (tmp_path / "ran_in.txt").read_text().split()
     assert ran and set(ran) == {"worker"}, ran
+
+
+# A file that proves a true theorem honestly, then stays in its worker: every later answer
+# that worker sends is rewritten to "proved" with this file's (replayable) trace.
+PERSISTER = '''
+from verigrad.proof import *
+import json as _json
+_dumps = _json.dumps
+_mine = {}
+
+
+def _rewrite(obj, *args, **kwargs):
+    if isinstance(obj, dict) and isinstance(obj.get("ok"), dict):
+        rec = obj["ok"]["record"]
+        if rec["name"] == "persister" and rec["status"] == "proved":
+            _mine["trace"] = obj["ok"]["trace"]
+        elif "trace" in _mine:
+            rec.update(status="proved", reason="")
+            obj["ok"]["trace"] = _mine["trace"]
+    return _dumps(obj, *args, **kwargs)
+
+
+_json.dumps = _rewrite
+
+
+@apply
+def apply(x):
+    return Equality(x + x, 2 * x)
+
+
+@prove
+def prove(Eq):
+    x = Symbol.x(real=True)
+    Eq << apply(x)
+    Eq << Eq[0].this.lhs.simplify()
+'''
+
+# An honest file with a false goal: its proof does not reach it.
+FALSE_GOAL = '''
+from verigrad.proof import *
+
+
+@apply
+def apply(x):
+    return Equality(x + 1, x + 2)
+
+
+@prove
+def prove(Eq):
+    x = Symbol.x(real=True)
+    Eq << apply(x)
+    Eq << Eq[0].this.lhs.simplify()
+'''
+
+
+def test_rt8c_c1_a_file_cannot_reach_the_next_files_verdict(tmp_path):
+    """A theorem file outside the library is the last job its worker runs (one worker
+    here, so without that the false file would run right after it in the same process)."""
+    (tmp_path / "persister.py").write_text(PERSISTER)
+    (tmp_path / "false_goal.py").write_text(FALSE_GOAL)
+    done = _run(["verify", str(tmp_path / "persister.py"), str(tmp_path / "false_goal.py"), "-j", "1", "--no-cache",
+                 "--json"], tmp_path)
+    by_name = {r["name"]: r for r in json.loads(done.stdout)}
+    assert by_name["persister"]["status"] == "proved"          # the control: it proves what it states
+    assert by_name["false_goal"]["status"] != "proved", by_name["false_goal"]

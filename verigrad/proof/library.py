@@ -656,7 +656,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
 
     by_job = {i.module: i for i in infos}
     todo = [{"name": i.name, "module": i.module, "area": i.area, "file": i.file, "cites": list(i.cites),
-             "key": keys[i.module], "use_cache": use_cache} for i in _balanced(infos)]
+             "key": keys[i.module], "use_cache": use_cache, "alone": i.area == "file"} for i in _balanced(infos)]
     from .workers import run_jobs
     run_jobs(todo, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
     return [out[i.module] for i in infos]

@@ -92,7 +92,9 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
     (``init()`` first in each), calling ``on_answer(job, answer, error)`` in this process
     as each finishes: ``answer`` is what ``job_fn`` returned, as parsed JSON, or None with
     ``error`` saying why. A worker that dies is replaced; its job is answered with the
-    error."""
+    error. A job marked ``"alone": true`` (code not to be trusted) is the last its worker
+    runs: what that code left in the worker (a patched function, a forged answer queued
+    on the pipe) cannot touch another job's answer."""
     todo = list(jobs)[::-1]
     if not todo:
         return
@@ -109,13 +111,15 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
                 w = busy[conn]
                 answer, error = w.answer()
                 job, w.job = w.job, None
-                if error == DIED:
+                if error == DIED or job.get("alone"):      # dead, or not to be trusted with another job
                     w.stop()
                     pool.remove(w)
-                    w = _Worker(ctx, job_fn, init)
-                    pool.append(w)
+                    w = None
                 on_answer(job, answer, error)
                 if todo:
+                    if w is None:
+                        w = _Worker(ctx, job_fn, init)
+                        pool.append(w)
                     w.give(todo.pop())
     finally:
         for w in pool:
