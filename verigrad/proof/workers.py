@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import sys
+import warnings
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
@@ -44,18 +44,20 @@ def _serve(conn, job_fn: Callable, init: Callable | None):
 
 
 def _context():
-    """Fork (a worker starts at once, with the parent's modules), but not from a process
-    that has loaded JAX: its threads may hold locks that a forked child then waits on
-    forever. Then spawn (a fresh interpreter, which imports what a job needs)."""
-    fork = "fork" in multiprocessing.get_all_start_methods() and "jax" not in sys.modules
-    return multiprocessing.get_context("fork" if fork else "spawn")
+    """Fork where there is fork: a worker starts at once, with the parent's modules. (A
+    process that has loaded JAX has threads, and a forked child must not wait on a lock
+    one of them held; a worker runs theorem files, the kernel and NumPy, never JAX.)
+    Spawn elsewhere (a fresh interpreter, which imports what a job needs)."""
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 class _Worker:
     def __init__(self, ctx, job_fn, init):
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_serve, args=(child, job_fn, init), daemon=True)
-        self.proc.start()
+        with warnings.catch_warnings():     # JAX's warning at a fork: see ``_context``
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called")
+            self.proc.start()
         child.close()
         self.job = None
 
