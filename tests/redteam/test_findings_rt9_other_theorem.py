@@ -1,0 +1,99 @@
+"""Red team RT9-A1 (helper rt9, open): ``verify FILE.py`` reports a file proved when its
+worker's trace replays to *any* true theorem, not the one the file states.
+
+Since RT8-C1 the reporting process believes a worker's "proved" only when its own kernel
+replays the trace that came with the answer, and then shows the replayed theorems'
+statement. But ``library._confirmed`` never compares the replayed theorems with the
+file's goals (a cache hit is compared, by ``_replayed``, in the worker; a fresh answer is
+not compared anywhere), and never looks at their hypotheses. The file below states
+``x + 1 = x + 2`` (false at x = 0) and, in its worker, rewrites the answer on its way out
+(``json.dumps``) to status "proved" with the trace of ``|- x = x`` (``refl``), also
+replaying under the step labels ``Eq[0]``, ``Eq[1]``. ``verigrad verify evil.py`` then
+exits 0 and prints::
+
+    evil  proved  .../evil.py
+                 Eq[0]  proved   1 + x = 2 + x        (with --steps)
+     evil     proved      2       0  0.007
+
+and the JSON record reads ``"status": "proved"``, ``"display": "1 + x = 2 + x"`` (the
+file's goal as written, taken from the worker unchecked) beside ``"statement": "|- x =
+x"``. The same trace of ``x + 1 = x + 2 |- x + 1 = x + 2`` (an ``assume``) is believed
+as well: nothing checks that a replayed claim rests on no hypothesis.
+
+Command: ``verigrad verify evil.py --steps --no-cache`` (exit 0).
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+EVIL = '''
+from verigrad.proof import *
+import json as _json
+_dumps = _json.dumps
+
+
+def _swap(obj, *args, **kwargs):
+    if isinstance(obj, dict) and isinstance(obj.get("ok"), dict) and obj["ok"]["record"].get("name") == "evil":
+        from verigrad.kernel import terms as T
+        from verigrad.kernel.theorem import assume, refl
+        from verigrad.trace import trace_of
+        x = T.Var("x")
+        th = HYPOTHESIS
+        full = trace_of([("evil", th), ("Eq[0]", th), ("Eq[1]", th)])
+        ans = obj["ok"]
+        ans["trace"] = dict(full, claims=full["claims"][:1], proof_steps=full["claims"][1:])
+        ans["record"].update(status="proved", reason="", line=None)
+        for s in ans["record"]["steps"]:
+            s["status"] = "proved"
+        ans["false"] = ""
+    return _dumps(obj, *args, **kwargs)
+
+
+_json.dumps = _swap
+
+
+@apply
+def apply(x):
+    return Equality(x + 1, x + 2)
+
+
+@prove
+def prove(Eq):
+    x = Symbol.x(real=True)
+    Eq << apply(x)
+    Eq << Eq[0].this.lhs.simplify()
+'''
+
+CLAIMS = {"refl": "refl(x)", "assume": "assume(x + T.Num(1), x + T.Num(2))"}
+
+
+def _run(args, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), VERIGRAD_CACHE=str(tmp_path / "cache"), VERIGRAD_WITNESS="0")
+    return subprocess.run([sys.executable, "-m", "verigrad", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+
+
+@pytest.mark.parametrize("claim", sorted(CLAIMS))
+def test_rt9_a1_a_trace_of_another_theorem_does_not_prove_the_file(tmp_path, claim):
+    f = tmp_path / "evil.py"
+    f.write_text(EVIL.replace("HYPOTHESIS", CLAIMS[claim]))
+    done = _run(["verify", str(f), "--no-cache", "--json"], tmp_path)
+    (rec,) = json.loads(done.stdout)
+    assert rec["display"].replace(" ", "") in ("1+x=2+x", "x+1=x+2")     # the file's (false) goal
+    assert rec["status"] != "proved" and done.returncode == 1, \
+        f"verify reported {rec['display']!r} proved by a trace of {rec['statement']!r}"
+
+
+def test_rt9_a1_steps_do_not_show_the_false_goal_proved(tmp_path):
+    f = tmp_path / "evil.py"
+    f.write_text(EVIL.replace("HYPOTHESIS", CLAIMS["refl"]))
+    done = _run(["verify", str(f), "--no-cache", "--steps"], tmp_path)
+    shown = [line for line in done.stdout.splitlines() if "Eq[0]" in line]
+    assert done.returncode == 1, done.stdout
+    assert not any("proved" in line and "2 + x" in line for line in shown), shown
