@@ -1,4 +1,4 @@
-"""Red team RT9-A2 (helper rt9, open): a theorem file's code runs in the reporting
+"""Red team RT9-A2 (helper rt9, open: a known limit, xfail strict): a theorem file's code runs in the reporting
 process after all, through a module that process imports only after the workers ran.
 
 The reporting process of ``verify`` never imports a theorem file (RT8-C1), but it imports
@@ -28,6 +28,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import rich
 
@@ -95,6 +97,9 @@ def prove(Eq):
 '''
 
 
+@pytest.mark.xfail(strict=True, reason="RT9-A2: verify is not a sandbox; a theorem file runs with "
+                   "the user's rights and can change files the reporting process loads later (README, "
+                   "docs/architecture.md)")
 def test_rt9_a2_a_worker_cannot_plant_code_the_reporting_process_imports(tmp_path):
     site = tmp_path / "site"
     shutil.copytree(Path(rich.__file__).parent, site / "rich", ignore=shutil.ignore_patterns("__pycache__"))

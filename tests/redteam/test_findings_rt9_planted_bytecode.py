@@ -1,4 +1,4 @@
-"""Red team RT9-A3 (helper rt9, open): a theorem file plants byte code for verigrad's
+"""Red team RT9-A3 (helper rt9, open: a known limit, xfail strict): a theorem file plants byte code for verigrad's
 own modules, and the *next* ``verify`` (of any file, or of the library) reports what the
 planted code says.
 
@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,6 +90,9 @@ def prove(Eq):
 '''
 
 
+@pytest.mark.xfail(strict=True, reason="RT9-A3: verify is not a sandbox; a theorem file runs with "
+                   "the user's rights and can change files the reporting process loads later (README, "
+                   "docs/architecture.md)")
 def test_rt9_a3_planted_byte_code_does_not_decide_the_next_run(tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "verigrad", copy / "verigrad", ignore=shutil.ignore_patterns("__pycache__"))

@@ -122,6 +122,8 @@ def _summary(out, records, wall):
     rows, notes = [], []
     for r in records:
         note = r.reason if r.status != "proved" else ("; ".join(r.conditions) if r.conditions else "")
+        if r.status == "proved" and r.area == "file":
+            note = r.statement              # a file from outside the library: what the kernel proved, in full
         if r.status == "failed" and r.line:
             note = f"line {r.line}: {note}"
         if r.status == "plausible":

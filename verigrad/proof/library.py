@@ -58,11 +58,20 @@ class TheoremInfo:
 
     @property
     def doc(self) -> str:
-        try:
-            tree = ast.parse(Path(self.file).read_text())
-        except (OSError, SyntaxError):
+        tree = _parsed(Path(self.file))
+        if tree is None:
             return ""
         return (ast.get_docstring(tree) or "").strip()
+
+
+def _parsed(path: Path):
+    """The syntax tree of a source file, read as Python reads it (bytes: its coding cookie
+    honoured), or None if it cannot be read or parsed (red team RT9-B1: a latin-1 file, an
+    expression nested past the parser's depth). Its worker then says why, as it runs it."""
+    try:
+        return ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 _LIVE = ("lhs", "rhs", "theorem", "theorems")     # kernel objects: not JSON, not cached
@@ -152,11 +161,13 @@ def _module_of(path: Path) -> str:
 def cites_of(path: Path) -> list:
     """The library modules a theorem file imports (its citations), read without running it."""
     try:
-        text = path.read_text()
-        if PACKAGE not in text and "from ." not in text:
-            return []                     # most theorem files cite nothing: skip parsing
-        tree = ast.parse(text)
-    except (OSError, SyntaxError):
+        data = path.read_bytes()
+    except OSError:
+        return []
+    if PACKAGE.encode() not in data and b"from ." not in data:
+        return []                         # most theorem files cite nothing: skip parsing
+    tree = _parsed(path)
+    if tree is None:
         return []
     me = _module_of(path)
     out = []
@@ -276,12 +287,10 @@ def file_info(path) -> TheoremInfo:
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     module = f"_verigrad_file_{path.stem}_{digest}"
     FILES[module] = str(path)
-    try:
-        tree = ast.parse(path.read_text())
-        cites = sorted({c for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-                        and node.module.startswith(PACKAGE) for c in _resolve(node.module, node.names)})
-    except (OSError, SyntaxError):
-        cites = []
+    tree = _parsed(path)
+    cites = [] if tree is None else sorted({
+        c for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+        and node.module.startswith(PACKAGE) for c in _resolve(node.module, node.names)})
     return TheoremInfo(path.stem, module, "file", str(path), cites)
 
 
@@ -355,9 +364,8 @@ def _outside_imports(path: Path, seen: set) -> list:
     the Python installation (a helper next to the theorem, a package of the user's),
     transitively."""
     import sys
-    try:
-        tree = ast.parse(path.read_text())
-    except (OSError, SyntaxError):
+    tree = _parsed(path)
+    if tree is None:
         return []
     names = set()
     for node in ast.walk(tree):
@@ -464,21 +472,22 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
     return rec
 
 
-def _replayed_steps(rec: TheoremRecord, by_label: dict, keep_display: bool = False):
-    """The steps of a cached record as the replay shows them (red team RT3-B1: a planted
-    entry's steps read ``Eq[2]  proved   1 + 1 = 3`` in ``verify --steps`` and on the HTML
-    pages, beside a goal the kernel replayed): a step is proved only if the trace replays
-    its theorem (``by_label``), and its statement and LaTeX are that theorem's. How the
-    proof wrote it (``display``) cannot be replayed: a cache entry's is dropped; a fresh
-    run's is kept with ``keep_display`` (it is the file's text, shown as written)."""
+def _replayed_steps(rec: TheoremRecord, by_label: dict):
+    """The steps of a record as the replay shows them (red team RT3-B1: a planted entry's
+    steps read ``Eq[2]  proved   1 + 1 = 3`` in ``verify --steps`` and on the HTML pages,
+    beside a goal the kernel replayed; RT9-A1: so did a hostile worker's): a step is
+    proved only if the trace replays its theorem (``by_label``), and its statement and
+    LaTeX are that theorem's. How the proof wrote it (``display``) cannot be replayed: it
+    is dropped."""
     for s in rec.steps:
         th = by_label.get(s.label) if s.status == "proved" else None
         if th is None:
             s.status = "pending"
         else:
             s.statement, s.latex, s.theorem = _text_pair(th.lhs, th.rhs), _latex_pair(th.lhs, th.rhs), th
-        if not keep_display:
-            s.display = ""
+            if th.hyps:         # a step resting on hypotheses reads with them (RT9-A1: ``assume`` of the goal)
+                s.statement, s.latex = th.statement(), th.latex()
+        s.display = ""
 
 
 def _replay(trace: dict):
@@ -575,13 +584,14 @@ def _check_types(rec: TheoremRecord):
         return isinstance(xs, list) and all(type(x) is str for x in xs)
     number = (int, float)
     ok = all(type(getattr(rec, f)) is str for f in _TEXT) and texts(rec.axioms) and texts(rec.conditions) \
-        and texts(rec.cites) and isinstance(rec.seconds, number) and (rec.line is None or type(rec.line) is int)
+        and texts(rec.cites) and type(rec.seconds) in number and (rec.line is None or type(rec.line) is int)
     ok = ok and isinstance(rec.steps, list) and all(
         all(type(getattr(st, f)) is str for f in _STEP_TEXT) and texts(st.uses)
         and all(getattr(st, f) is None or type(getattr(st, f)) is int for f in ("index", "line"))
         and (st.name is None or type(st.name) is str) for st in rec.steps)
     if not ok:
         raise TypeError("a field of the wrong type")
+    rec.seconds = float(rec.seconds)        # (an int past float's range: OverflowError, RT9-B2)
 
 
 def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
@@ -596,7 +606,7 @@ def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
     try:
         rec = TheoremRecord.from_json(answer["record"])
         _check_types(rec)
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
         return failed(f"the worker's record is malformed: {e}")
     rec.name, rec.area, rec.file, rec.doc = info.name, info.area, info.file, info.doc
     rec.cached = answer.get("cached") is True
@@ -614,7 +624,7 @@ def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
                 raise TraceError("the trace proves no goal")
         except (TraceError, RecursionError) as e:
             refused = str(e)
-    _replayed_steps(rec, by_label, keep_display=not rec.cached)     # a step is proved if the replay says so
+    _replayed_steps(rec, by_label)                                  # a step is proved if the replay says so
     rec.trace = trace if refused is None else None                  # what the cache keeps
     if rec.status != "proved":
         return rec
@@ -622,7 +632,13 @@ def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
         rec.status, rec.reason, rec.axioms, rec.conditions = (
             "failed", f"REFUSED: the proof's trace does not replay in the kernel: {refused}", [], [])
         return rec
+    # What is proved is what the kernel replayed, and it is all this record shows beside
+    # "proved": not the goals as the worker says the file writes them (red team RT9-A1: a
+    # worker that ran a hostile file sent the trace of |- x = x for a file stating x + 1 =
+    # x + 2). Which statement a file makes is known only by running its code, so for a file
+    # one does not trust, what verify proves is the statement it prints.
     rec.theorems = theorems
+    rec.display = "; ".join(_text_pair(th.lhs, th.rhs) for th in theorems)
     rec.statement = "; ".join(th.statement() for th in theorems)
     rec.latex = "; ".join(th.latex() for th in theorems)
     rec.axioms = sorted({a for th in theorems for a in th.axioms()})
