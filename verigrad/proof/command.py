@@ -104,7 +104,8 @@ def _check(args, chosen, err):
     from verigrad.console import Progress
     with Progress("verify", len(chosen), quiet=args.json, err=err) as progress:
         return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache,
-                              on_result=lambda rec: progress.done(rec.name, LABEL.get(rec.status, rec.status)))
+                              on_result=lambda rec: progress.done(rec.name, LABEL.get(rec.status, rec.status)),
+                              print_steps=args.json or args.steps)
 
 
 # How a status reads: "plausible" (the script ran, a goal was not reached) is NOT proved;

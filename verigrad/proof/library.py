@@ -95,8 +95,13 @@ class StepRecord:
     rhs: Any = field(default=None, repr=False, compare=False)
     theorem: Any = field(default=None, repr=False, compare=False)
 
-    def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
+    def to_json(self, printed: bool = True) -> dict:
+        """The step as JSON; with ``printed=False`` a statement not yet printed from its
+        theorem stays "" (a cache entry's proved steps are printed again from its replay)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("statement", "latex")}
+        for name in ("statement", "latex"):
+            d[name] = getattr(self, name) if printed else (self.__dict__.get(name) or "")
+        return {f.name: d[f.name] for f in fields(self) if f.name not in _LIVE}
 
     # Notebook display (verigrad.report.notebook): the step as math.
     def _repr_latex_(self):
@@ -128,9 +133,9 @@ class TheoremRecord:
     theorems: list = field(default_factory=list, repr=False, compare=False)
     trace: Optional[dict] = field(default=None, repr=False, compare=False)   # the proof, replayable
 
-    def to_json(self) -> dict:
+    def to_json(self, printed: bool = True) -> dict:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE + ("steps", "cached", "trace")}
-        d["steps"] = [s.to_json() for s in self.steps]
+        d["steps"] = [s.to_json(printed) for s in self.steps]
         return d
 
     # Notebook display (verigrad.report.notebook): the statement as math, with its status.
@@ -152,6 +157,33 @@ class TheoremRecord:
 
 
 # -- discovery ----------------------------------------------------------------------------------
+
+def _step_text(th, latex: bool) -> str:
+    """A replayed step as text (or LaTeX): its equation, with its hypotheses if it rests
+    on any (red team RT9-A1: an ``assume`` of the goal read as the goal)."""
+    if th.hyps:
+        return th.latex() if latex else th.statement()
+    return _latex_pair(th.lhs, th.rhs) if latex else _text_pair(th.lhs, th.rhs)
+
+
+def _printed_when_read(name: str, latex: bool):
+    """A step's ``statement`` or ``latex``: None set means "print it from the step's
+    theorem when first read", so a run that shows no steps does not print them (the
+    printer is most of what confirming a record costs)."""
+    def get(self):
+        text = self.__dict__.get(name)
+        if text is None:
+            text = self.__dict__[name] = _step_text(self.theorem, latex) if self.theorem is not None else ""
+        return text
+
+    def put(self, text):
+        self.__dict__[name] = text
+    return property(get, put)
+
+
+StepRecord.statement = _printed_when_read("statement", latex=False)
+StepRecord.latex = _printed_when_read("latex", latex=True)
+
 
 def _module_of(path: Path) -> str:
     rel = path.resolve().relative_to(ROOT).with_suffix("")
@@ -438,9 +470,11 @@ def cache_key(info: TheoremInfo, by_module: dict) -> str:
 
 
 def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
-    """The cached record, if it still holds: a "proved" one only when its trace replays
-    in the kernel to exactly the statements the theorem file makes now; a step shown
-    proved only when the trace replays its theorem."""
+    """The cached record, if it still holds (in a worker, which can run the theorem file):
+    a "proved" one only when its trace records exactly the statements the theorem file
+    makes now (``_replayed``); a step kept proved only when the trace records it. The
+    reporting process then replays the trace (``_confirmed``): only that makes anything
+    proved, and the record's statement, axioms and conditions are that replay's."""
     p = cache_dir() / f"{key}.json"
     try:
         rec = TheoremRecord.from_json(json.loads(p.read_text()))
@@ -454,19 +488,11 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
     # contents, not places: an entry made in another checkout names that checkout's file.
     rec.name, rec.area, rec.file, rec.doc = info.name, info.area, info.file, info.doc
     replayed = _replayed(trace, info, rec.status == "proved") if trace is not None else None
-    if rec.status == "proved":
-        if replayed is None:
-            return None
-        theorems = replayed[0]
-        rec.theorems, rec.trace = theorems, trace
-        # what the kernel replayed, shown as text and as LaTeX (the HTML pages show the latter)
-        rec.latex = "; ".join(th.latex() for th in theorems)
-        rec.statement = "; ".join(th.statement() for th in theorems)
-        rec.axioms = sorted({a for th in theorems for a in th.axioms()})
-        rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
+    if rec.status == "proved" and replayed is None:
+        return None
     if replayed is not None:
         rec.display = replayed[2]       # the goals as the file writes them now, not as the entry says
-        rec.trace = trace               # (the parent replays it again: ``_confirmed``)
+        rec.trace = trace               # replayed by the reporting process (``_confirmed``), which fills the rest
     _replayed_steps(rec, replayed[1] if replayed is not None else {})
     rec.cached = True
     return rec
@@ -484,9 +510,7 @@ def _replayed_steps(rec: TheoremRecord, by_label: dict):
         if th is None:
             s.status = "pending"
         else:
-            s.statement, s.latex, s.theorem = _text_pair(th.lhs, th.rhs), _latex_pair(th.lhs, th.rhs), th
-            if th.hyps:         # a step resting on hypotheses reads with them (RT9-A1: ``assume`` of the goal)
-                s.statement, s.latex = th.statement(), th.latex()
+            s.theorem, s.statement, s.latex = th, None, None       # printed from ``th`` when read
         s.display = ""
 
 
@@ -502,18 +526,33 @@ def _replay(trace: dict):
     return [th for _, th in replayed[:len(claims)]], dict(replayed[len(claims):])
 
 
+def _recorded(trace: dict):
+    """``(claims, {step label: claim})``: what a verify trace says its claims and proof
+    steps state (each with ``lhs``, ``rhs``, ``hyps``), decoded but not replayed. Enough
+    to see whether a cache entry is about what a theorem file states now; never a proof
+    (the reporting process replays the trace: ``_confirmed``)."""
+    from types import SimpleNamespace
+    from verigrad.trace.replay import build, decode
+    objs = []
+    for entry in trace["objects"]:
+        objs.append(build(entry, objs))
+
+    def stated(claim):
+        st = trace["steps"][claim["step"]]
+        return SimpleNamespace(lhs=decode(st["lhs"], objs), rhs=decode(st["rhs"], objs),
+                               hyps=frozenset(decode(h, objs) for h in st.get("hyps", [])))
+    return [stated(c) for c in trace["claims"]], {c["name"]: stated(c) for c in trace["proof_steps"]}
+
+
 def _replayed(trace: dict, info: TheoremInfo, proved: bool):
-    """``(goal theorems, {step label: theorem}, the goals as written)``: the theorems of
-    ``trace``, replayed by the kernel, if they rest on no hypothesis but the file's givens
-    and (``proved``) its claims are exactly what the theorem file states (its goals); else
-    None."""
-    from verigrad.trace.replay import TraceError
+    """``(goal claims, {step label: claim}, the goals as written)``: the claims ``trace``
+    records, if they rest on no hypothesis but the file's givens and (``proved``) they are
+    exactly what the theorem file states (its goals); else None. Decoded, not replayed
+    (``_recorded``), except for a statement over C, whose proof must use ring laws only."""
     try:
-        theorems, steps = _replay(trace)
+        theorems, steps = _recorded(trace)
         stated = statement_of(info.module, over_complex=True, shown=True)
-    except (TraceError, RecursionError):
-        return None
-    except Exception:  # noqa: BLE001 - a file that no longer imports: check it again
+    except Exception:  # noqa: BLE001 - a malformed entry, or a file that no longer imports: check it again
         return None
     if stated is None:
         return None
@@ -527,9 +566,15 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
         return None
     # A statement over C holds when its proof uses ring operations only, as a fresh run
     # requires (script._conclude): the kernel's equation does not show that a symbol is
-    # complex, so a trace of the real theorem would match (red team RT-16).
-    if over_complex and any(ring_only(th) for th in theorems):
-        return None
+    # complex, so a trace of the real theorem would match (red team RT-16). That needs the
+    # derivation: replayed here.
+    if over_complex:
+        from verigrad.trace.replay import TraceError
+        try:
+            if any(ring_only(th) for th in _replay(trace)[0]):
+                return None
+        except (TraceError, RecursionError):
+            return None
     return theorems, by_label, shown
 
 
@@ -539,7 +584,7 @@ def _store(key: str, rec: TheoremRecord):
         return                                  # nothing to replay: not cached
     try:
         d.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".trace.json", rec.trace), (".json", rec.to_json())):
+        for suffix, data in ((".trace.json", rec.trace), (".json", rec.to_json(printed=False))):
             if data is None:
                 continue
             tmp = d / f".{key}{suffix}.{os.getpid()}.tmp"
@@ -569,7 +614,7 @@ def _check_job(job: dict) -> dict:
     if rec.status == "plausible":
         from .falsify import false_label
         false = false_label(info.module)
-    return {"record": rec.to_json(), "trace": rec.trace, "cached": rec.cached, "false": false}
+    return {"record": rec.to_json(printed=False), "trace": rec.trace, "cached": rec.cached, "false": false}
 
 
 STATUSES = ("proved", "plausible", "failed")
@@ -594,7 +639,7 @@ def _check_types(rec: TheoremRecord):
     rec.seconds = float(rec.seconds)        # (an int past float's range: OverflowError, RT9-B2)
 
 
-def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
+def _confirmed(info: TheoremInfo, answer, error, print_steps: bool = True) -> TheoremRecord:
     """A worker's answer as a record this process stands behind: "proved" only if this
     process's kernel replays the trace that came with it, and then with the replayed
     theorems' statement, LaTeX, axioms and conditions, never the worker's. A worker
@@ -625,6 +670,8 @@ def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
         except (TraceError, RecursionError) as e:
             refused = str(e)
     _replayed_steps(rec, by_label)                                  # a step is proved if the replay says so
+    for st in rec.steps if print_steps else ():                     # now, while the workers work
+        st.statement, st.latex  # noqa: B018 - printed when read
     rec.trace = trace if refused is None else None                  # what the cache keeps
     if rec.status != "proved":
         return rec
@@ -647,12 +694,13 @@ def _confirmed(info: TheoremInfo, answer, error) -> TheoremRecord:
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
-                   on_result: Callable | None = None, infos=None) -> list:
+                   on_result: Callable | None = None, infos=None, print_steps: bool = True) -> list:
     """Check the selected theorems (``patterns`` as in ``select``, or ``infos``; all by
     default) in ``jobs`` worker processes: cached results where the content hash matches
     and the entry replays, the rest proved again; each "proved" confirmed here by a
     replay (``_confirmed``). ``on_result(record)`` reports progress. Records come back in
-    library order."""
+    library order. ``print_steps=False``: each step's text is printed from its replayed
+    theorem only when read (a run that shows no steps saves most of its printing)."""
     from verigrad.trace.replay import replay  # noqa: F401 - loaded before any worker runs a theorem file
     library = load_library()
     infos = select(library, patterns) if infos is None else list(infos)
@@ -662,7 +710,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
 
     def answered(job, answer, error):
         info = by_job[job["module"]]
-        rec = _confirmed(info, answer, error)
+        rec = _confirmed(info, answer, error, print_steps)
         out[info.module] = rec
         # a failure may come from a broken checker: check again next time; a cache hit is stored already
         if rec.status != "failed" and not rec.cached:
