@@ -708,9 +708,14 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     keys = {i.module: cache_key(i, by_module) for i in infos}
     out: dict = {}
 
+    again = []
+
     def answered(job, answer, error):
         info = by_job[job["module"]]
         rec = _confirmed(info, answer, error, print_steps)
+        if rec.cached and rec.status == "failed" and job["use_cache"]:
+            again.append(dict(job, use_cache=False))    # an entry that does not replay: prove it again
+            return
         out[info.module] = rec
         # a failure may come from a broken checker: check again next time; a cache hit is stored already
         if rec.status != "failed" and not rec.cached:
@@ -723,6 +728,7 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
              "key": keys[i.module], "use_cache": use_cache, "alone": i.area == "file"} for i in _balanced(infos)]
     from .workers import run_jobs
     run_jobs(todo, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
+    run_jobs(again, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
     return [out[i.module] for i in infos]
 
 
