@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .complex_symbols import ring_only
+from .complex_symbols import has_complex, ring_only
 from .script import FILES, forget, run_proof, statement_of
 
 PACKAGE = "verigrad.library"
@@ -159,9 +159,9 @@ class TheoremRecord:
 # -- discovery ----------------------------------------------------------------------------------
 
 def _step_text(th, latex: bool) -> str:
-    """A replayed step as text (or LaTeX): its equation, with its hypotheses if it rests
-    on any (red team RT9-A1: an ``assume`` of the goal read as the goal)."""
-    if th.hyps:
+    """A replayed step as text (or LaTeX): its equation, with its hypotheses and side
+    conditions if it has any (red team RT9-A1: an ``assume`` of the goal read as the goal)."""
+    if th.hyps or th.conds:     # (RT10-B1: ``x*y/y = x`` read without its ``y != 0``)
         return th.latex() if latex else th.statement()
     return _latex_pair(th.lhs, th.rhs) if latex else _text_pair(th.lhs, th.rhs)
 
@@ -487,6 +487,8 @@ def _load_cached(key: str, info: TheoremInfo) -> Optional[TheoremRecord]:
     # "good unproved"; ``verify --proofs`` wrote to a path the name chose). The key hashes
     # contents, not places: an entry made in another checkout names that checkout's file.
     rec.name, rec.area, rec.file, rec.doc = info.name, info.area, info.file, info.doc
+    if rec.status != "proved":
+        return None         # only a proof is worth keeping: an entry saying "unproved" decides nothing (RT10-A1)
     replayed = _replayed(trace, info, rec.status == "proved") if trace is not None else None
     if rec.status == "proved" and replayed is None:
         return None
@@ -544,6 +546,29 @@ def _recorded(trace: dict):
     return [stated(c) for c in trace["claims"]], {c["name"]: stated(c) for c in trace["proof_steps"]}
 
 
+def _says_complex(info: TheoremInfo) -> bool:
+    """Whether the source of theorem ``info``, of a file it cites (transitively) or of a
+    module it imports from outside verigrad contains the word ``complex`` (a cheap,
+    conservative stand-in for the proof log's complex symbols, which a cache hit does not
+    see: at worst a real theorem is proved again)."""
+    files, seen, stack = [Path(info.file)], set(), list(info.cites)
+    while stack:
+        m = stack.pop()
+        if m in seen or (f := _file_of(m)) is None:
+            continue
+        seen.add(m)
+        files.append(f)
+        stack.extend(cites_of(f))
+    files += [g for f in list(files) for g in _outside_imports(f, set())]
+    for f in files:
+        try:
+            if b"complex" in f.read_bytes():
+                return True
+        except OSError:
+            return True
+    return False
+
+
 def _replayed(trace: dict, info: TheoremInfo, proved: bool):
     """``(goal claims, {step label: claim}, the goals as written)``: the claims ``trace``
     records, if they rest on no hypothesis but the file's givens and (``proved``) they are
@@ -557,6 +582,9 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
     if stated is None:
         return None
     goals, givens, over_complex, shown = stated
+    # the goals alone may not show a complex symbol (RT10-C1: a definition's body does): a
+    # file whose sources, or those it cites or imports, say "complex" is held to ring laws
+    over_complex = over_complex or _says_complex(info)
     by_label = {name: th for name, th in steps.items() if th.hyps <= set(givens)}
     if not proved:
         return [], by_label, shown
@@ -609,7 +637,14 @@ def _check_job(job: dict) -> dict:
         FILES[info.module] = info.file
     rec = _load_cached(job["key"], info) if job["use_cache"] else None
     if rec is None:
-        rec = _traced(record_of(run_proof(info.module), info))
+        res = run_proof(info.module)
+        rec = record_of(res, info)
+        if res.log is not None and has_complex(res.log):
+            # over C only ring laws hold: a step derived otherwise is not shown proved (RT10-C2)
+            for st in rec.steps:
+                if st.status == "proved" and (st.theorem is None or ring_only(st.theorem)):
+                    st.status = "pending"
+        rec = _traced(rec)
     false = ""
     if rec.status == "plausible":
         from .falsify import false_label
@@ -674,6 +709,7 @@ def _confirmed(info: TheoremInfo, answer, error, print_steps: bool = True) -> Th
         st.statement, st.latex  # noqa: B018 - printed when read
     rec.trace = trace if refused is None else None                  # what the cache keeps
     if rec.status != "proved":
+        rec.axioms = []                                             # an unproved record rests on nothing
         return rec
     if refused is not None:
         rec.status, rec.reason, rec.axioms, rec.conditions = (
@@ -685,12 +721,39 @@ def _confirmed(info: TheoremInfo, answer, error, print_steps: bool = True) -> Th
     # x + 2). Which statement a file makes is known only by running its code, so for a file
     # one does not trust, what verify proves is the statement it prints.
     rec.theorems = theorems
+    if why := _not_rare(theorems):
+        rec.status, rec.reason, rec.axioms, rec.conditions = "plausible", why, [], []
+        return rec
     rec.display = "; ".join(_text_pair(th.lhs, th.rhs) for th in theorems)
     rec.statement = "; ".join(th.statement() for th in theorems)
     rec.latex = "; ".join(th.latex() for th in theorems)
     rec.axioms = sorted({a for th in theorems for a in th.axioms()})
     rec.conditions = sorted({str(c) for th in theorems for c in th.conds})
     return rec
+
+
+def _not_rare(theorems) -> str | None:
+    """Why a side condition of ``theorems`` is not shown to fail only on a set of measure
+    zero, or None. A theorem under a condition is a statement about where the condition
+    holds: under ``0 != 0``, nowhere (red team RT10-A2: ``x + x = x [under 0 != 0]``, a
+    true theorem about nothing, read "proved" for the goal ``x + x = x``). So a condition
+    must be an analytic term's ``!= 0`` (or off a kink) shown positive, or not identically
+    zero for every size and entry (``conditions.nonzero_null``), as certify requires; ``smooth``
+    conditions say where a derivative exists and are shown by the rules that make them."""
+    from verigrad.certify.conditions import _positive, nonzero_null, piecewise_part
+    for th in theorems:
+        for c in sorted(th.conds, key=lambda c: (c.kind, c.term.skey)):
+            if c.kind == "smooth" or (c.kind in ("nonzero", "offkink") and _positive(c.term, {})):
+                continue            # (a term positive at every input: a softmax's denominator)
+            if c.kind not in ("nonzero", "offkink"):
+                why = f"a condition of kind {c.kind}"
+            elif piecewise_part(c.term) is not None:
+                why = "its term is not real-analytic"
+            else:
+                why = nonzero_null(c.term)
+            if why:
+                return f"the side condition {c} is not shown to fail only on a set of measure zero ({why})"
+    return None
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
