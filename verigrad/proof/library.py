@@ -586,6 +586,14 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
     # file whose sources, or those it cites or imports, say "complex" is held to ring laws
     over_complex = over_complex or _says_complex(info)
     by_label = {name: th for name, th in steps.items() if th.hyps <= set(givens)}
+    replayed = None
+    if over_complex:        # a step over C is proved only by ring laws (RT10-C2): that needs the derivation
+        from verigrad.trace.replay import TraceError
+        try:
+            replayed = _replay(trace)
+        except (TraceError, RecursionError):
+            return None
+        by_label = {name: th for name, th in by_label.items() if not ring_only(replayed[1][name])}
     if not proved:
         return [], by_label, shown
     if len(theorems) != len(goals) or any((th.lhs, th.rhs) != g for th, g in zip(theorems, goals)):
@@ -594,15 +602,9 @@ def _replayed(trace: dict, info: TheoremInfo, proved: bool):
         return None
     # A statement over C holds when its proof uses ring operations only, as a fresh run
     # requires (script._conclude): the kernel's equation does not show that a symbol is
-    # complex, so a trace of the real theorem would match (red team RT-16). That needs the
-    # derivation: replayed here.
-    if over_complex:
-        from verigrad.trace.replay import TraceError
-        try:
-            if any(ring_only(th) for th in _replay(trace)[0]):
-                return None
-        except (TraceError, RecursionError):
-            return None
+    # complex, so a trace of the real theorem would match (red team RT-16).
+    if replayed is not None and any(ring_only(th) for th in replayed[0]):
+        return None
     return theorems, by_label, shown
 
 
