@@ -1,9 +1,14 @@
 """The red team's theorem files: one statement about one symbol, written out and run
 through ``verify`` as ``verigrad verify`` runs a file (each run from scratch: the
 script's state and the files' modules of an earlier run forgotten)."""
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 from verigrad.proof import library, script
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BODY = '''
 from verigrad.proof import *
@@ -46,3 +51,18 @@ def verify_statement(path, lhs, rhs, kind, var="x"):
     """Write the statement ``lhs = rhs`` (``statement``) to ``path`` and verify it without the cache."""
     path.write_text(statement(lhs, rhs, kind, var))
     return verify(path)
+
+
+def cache_entries(cache):
+    """The record files of a ``VERIGRAD_CACHE`` folder (not their traces)."""
+    return [p for p in (Path(cache) / "verify").glob("*.json") if not p.name.endswith(".trace.json")]
+
+
+def run_cli(args, cwd, pythonpath=None, **env):
+    """``python -m verigrad ARGS`` as a fresh process, in ``cwd``, with a cache of its own
+    there and the witness check off (what is tested is the reporting process's verdict);
+    ``pythonpath`` instead of this checkout, ``env`` added to the environment."""
+    env = dict(os.environ, PYTHONPATH=str(pythonpath or ROOT), VERIGRAD_CACHE=str(Path(cwd) / "cache"),
+               VERIGRAD_WITNESS="0", **env)
+    return subprocess.run([sys.executable, "-m", "verigrad", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)

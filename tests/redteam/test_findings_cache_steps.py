@@ -30,15 +30,13 @@ import os
 import subprocess
 import sys
 
-from _verify_files import own_cache, statement, verify
+from _verify_files import cache_entries, own_cache, statement, verify
 
 GOOD = statement("x + x", "2 * x", "real", steps=["Eq[-1].this.lhs.simplify()"])
 # a proof that proves a step (x + x = 2 x) and never reaches its (false) goal
 UNFINISHED = statement("x + x", "x", "real", steps=["(x + x).this.simplify()"])
 
 
-def _records(cache):
-    return [p for p in (cache / "verify").glob("*.json") if not p.name.endswith(".trace.json")]
 
 
 def _plant(path):
@@ -60,7 +58,7 @@ def test_a_planted_step_is_not_shown_proved(tmp_path, monkeypatch):
     good.write_text(GOOD)
     first = verify(good, use_cache=True)
     assert first.status == "proved" and not first.cached
-    (entry,) = _records(tmp_path / "cache")
+    (entry,) = cache_entries(tmp_path / "cache")
     _plant(entry)
     rec = verify(good, use_cache=True)
     assert rec.cached and rec.status == "proved"
@@ -94,7 +92,7 @@ def test_an_unproved_record_shows_only_replayed_steps_proved(tmp_path, monkeypat
     first = verify(path, use_cache=True)
     assert first.status == "plausible"
     fresh = [(s.label, s.status, s.statement) for s in first.steps]
-    (entry,) = _records(tmp_path / "cache")
+    (entry,) = cache_entries(tmp_path / "cache")
     _plant(entry)
     rec = verify(path, use_cache=True)
     assert rec.status == "plausible" and not rec.cached     # an unproved entry is checked again (RT10-A1)

@@ -20,7 +20,7 @@ or planted entry can cost time, never a verdict.
 """
 import json
 
-from _verify_files import own_cache, statement, verify
+from _verify_files import cache_entries, own_cache, statement, verify
 
 GOOD = statement("x + x", "2 * x", "real", steps=["Eq[-1].this.lhs.simplify()"])
 
@@ -30,7 +30,7 @@ def test_a_planted_unproved_entry_does_not_unprove_a_true_theorem(tmp_path, monk
     path = tmp_path / "good.py"
     path.write_text(GOOD)
     assert verify(path, use_cache=True).status == "proved"          # stored
-    (entry,) = [p for p in (tmp_path / "cache" / "verify").glob("*.json") if not p.name.endswith(".trace.json")]
+    (entry,) = cache_entries(tmp_path / "cache")
     rec = json.loads(entry.read_text())
     rec.update(status="plausible", reason="planted")
     entry.write_text(json.dumps(rec))

@@ -20,7 +20,7 @@ and ``verify --json`` gives ``"status": "proved"``, ``"latex": "\\vdash x + x = 
 """
 import json
 
-from _verify_files import own_cache, statement, verify
+from _verify_files import cache_entries, own_cache, statement, verify
 
 BAD = statement("x + x", "x", "real", steps=["Eq[-1].this.lhs.simplify()"])
 
@@ -45,7 +45,7 @@ def test_a_planted_proof_under_a_false_condition_does_not_prove_a_false_theorem(
     path = tmp_path / "bad.py"
     path.write_text(BAD)
     assert verify(path, use_cache=True).status == "plausible"          # stored
-    (entry,) = [p for p in (tmp_path / "cache" / "verify").glob("*.json") if not p.name.endswith(".trace.json")]
+    (entry,) = cache_entries(tmp_path / "cache")
     rec = json.loads(entry.read_text())
     rec.update(status="proved", reason="")
     rec["steps"][0]["status"] = "proved"

@@ -16,14 +16,10 @@ tests below also try the worker lying outright: rebinding the worker-side record
 and writing a forged answer straight onto the worker's pipe.
 """
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from _verify_files import run_cli, statement
 
 EVIL = '''
 from verigrad.proof import *
@@ -56,9 +52,7 @@ def prove(Eq):
 
 
 def _run(args, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), VERIGRAD_CACHE=str(tmp_path / "cache"), VERIGRAD_WITNESS="0")
-    return subprocess.run([sys.executable, "-m", "verigrad", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+    return run_cli(args, tmp_path)
 
 
 def test_rt8c_c1_verify_does_not_report_a_false_statement_proved(tmp_path):
@@ -192,21 +186,7 @@ def prove(Eq):
 '''
 
 # An honest file with a false goal: its proof does not reach it.
-FALSE_GOAL = '''
-from verigrad.proof import *
-
-
-@apply
-def apply(x):
-    return Equality(x + 1, x + 2)
-
-
-@prove
-def prove(Eq):
-    x = Symbol.x(real=True)
-    Eq << apply(x)
-    Eq << Eq[0].this.lhs.simplify()
-'''
+FALSE_GOAL = statement("x + 1", "x + 2", "real", steps=["Eq[0].this.lhs.simplify()"])
 
 
 def test_rt8c_c1_a_file_cannot_reach_the_next_files_verdict(tmp_path):

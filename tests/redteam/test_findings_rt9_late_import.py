@@ -25,15 +25,13 @@ verigrad verify evil.py --no-cache`` with ``site/rich`` a copy of rich (exit 0).
 """
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import rich
 
-ROOT = Path(__file__).resolve().parents[2]
+from _verify_files import ROOT, run_cli
 
 EVIL = r'''
 import os as _os
@@ -106,9 +104,7 @@ def test_rt9_a2_a_worker_cannot_plant_code_the_reporting_process_imports(tmp_pat
     f = tmp_path / "evil.py"
     f.write_text(EVIL)
     mark = tmp_path / "mark"
-    env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{ROOT}", VERIGRAD_CACHE=str(tmp_path / "cache"),
-               VERIGRAD_WITNESS="0", RT9_SITE=str(site), RT9_MARK=str(mark), COLUMNS="200")
-    done = subprocess.run([sys.executable, "-m", "verigrad", "verify", str(f), "--no-cache"], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=300)
+    done = run_cli(["verify", str(f), "--no-cache"], tmp_path, pythonpath=f"{site}{os.pathsep}{ROOT}",
+                   RT9_SITE=str(site), RT9_MARK=str(mark), COLUMNS="200")
     assert not mark.exists(), "the theorem file's code ran in the process that reports the verdict"
     assert done.returncode == 1, done.stdout

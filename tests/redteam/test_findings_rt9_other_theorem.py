@@ -34,14 +34,10 @@ kernel's statement in full (with its hypotheses, ``h |- ...``). The false goal i
 shown proved; README says the rest.
 """
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from _verify_files import run_cli
 
 EVIL = '''
 from verigrad.proof import *
@@ -85,9 +81,7 @@ CLAIMS = {"refl": "refl(x)", "assume": "assume(x + T.Num(1), x + T.Num(2))"}
 
 
 def _run(args, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), VERIGRAD_CACHE=str(tmp_path / "cache"), VERIGRAD_WITNESS="0")
-    return subprocess.run([sys.executable, "-m", "verigrad", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+    return run_cli(args, tmp_path)
 
 
 SHOWN = {"refl": "|- x = x", "assume": "x + 1 = x + 2 |- x + 1 = x + 2"}

@@ -19,15 +19,11 @@ checkout it is run from.
 
 Commands: ``verigrad verify planter.py; verigrad verify false_goal.py`` (the second exits 0).
 """
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from _verify_files import ROOT, run_cli, statement
 
 PLANTER = r'''
 import importlib._bootstrap_external as _be
@@ -73,21 +69,7 @@ def prove(Eq):
     Eq << apply(x)
 '''
 
-FALSE_GOAL = '''
-from verigrad.proof import *
-
-
-@apply
-def apply(x):
-    return Equality(x + 1, x + 2)
-
-
-@prove
-def prove(Eq):
-    x = Symbol.x(real=True)
-    Eq << apply(x)
-    Eq << Eq[0].this.lhs.simplify()
-'''
+FALSE_GOAL = statement("x + 1", "x + 2", "real", steps=["Eq[0].this.lhs.simplify()"])
 
 
 @pytest.mark.xfail(strict=True, reason="RT9-A3: verify is not a sandbox; a theorem file runs with "
@@ -98,12 +80,8 @@ def test_rt9_a3_planted_byte_code_does_not_decide_the_next_run(tmp_path):
     shutil.copytree(ROOT / "verigrad", copy / "verigrad", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "planter.py").write_text(PLANTER)
     (tmp_path / "false_goal.py").write_text(FALSE_GOAL)
-    env = dict(os.environ, PYTHONPATH=str(copy), VERIGRAD_CACHE=str(tmp_path / "cache"), VERIGRAD_WITNESS="0",
-               RT9_COPY=str(copy), COLUMNS="200")
-
     def verify(name):
-        return subprocess.run([sys.executable, "-m", "verigrad", "verify", name, "--no-cache"], capture_output=True,
-                              text=True, env=env, cwd=tmp_path, timeout=300)
+        return run_cli(["verify", name, "--no-cache"], tmp_path, pythonpath=copy, RT9_COPY=str(copy), COLUMNS="200")
     first = verify("planter.py")
     assert first.returncode == 1, first.stdout          # the planting run itself reads honest
     second = verify("false_goal.py")

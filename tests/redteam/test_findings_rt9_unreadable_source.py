@@ -12,14 +12,10 @@ worker would run it), never a traceback.
 Commands (in a folder with the files below):
 ``verigrad verify latin1.py``, ``verigrad verify uses_helper.py``, ``verigrad verify deep.py``.
 """
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from _verify_files import run_cli
 
 HONEST = b'''
 from verigrad.proof import *
@@ -49,7 +45,5 @@ CASES = {
 def test_rt9_b1_verify_prints_no_traceback_for_a_source_it_cannot_parse(tmp_path, case):
     for name, data in CASES[case].items():
         (tmp_path / name).write_bytes(data)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), VERIGRAD_CACHE=str(tmp_path / "cache"), VERIGRAD_WITNESS="0")
-    done = subprocess.run([sys.executable, "-m", "verigrad", "verify", f"{case}.py", "--no-cache"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    done = run_cli(["verify", f"{case}.py", "--no-cache"], tmp_path)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr[-2000:]
