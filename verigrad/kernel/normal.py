@@ -1494,8 +1494,8 @@ class Choices:
     def order(self, bs, factors):
         perm = self._next(lambda: [bs.index(b) for b in binder_order(bs, factors)] if binder_order
                           else list(range(len(bs))))
-        if not (isinstance(perm, list) and all(type(k) is int for k in perm) and sorted(perm) == list(range(len(bs)))):
-            raise KernelError("the binder order chosen is not a permutation")     # of ints: 1.0 and True index too
+        if not (type(perm) is list and all(type(k) is int for k in perm) and sorted(perm) == list(range(len(bs)))):
+            raise KernelError("the binder order chosen is not a permutation")     # an exact list of ints: 1.0 and True index too
         return [bs[k] for k in perm]
 
     def nest(self, bs, factors, scope):

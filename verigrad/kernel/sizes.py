@@ -16,6 +16,7 @@ bounds and must then have only non-negative coefficients.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from math import gcd
 from types import MappingProxyType
 
@@ -51,6 +52,22 @@ class _Frozen:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     __delattr__ = __setattr__
+
+    def __init_subclass__(cls, **kw):
+        # Only the kernel defines these classes: one defined elsewhere could bring its own
+        # checks or normal form (a Term whose ``normal_form`` said 1, then 2, proved |- 1 = 2).
+        if not cls.__module__.startswith("verigrad.kernel."):
+            raise KernelError(f"{cls.__qualname__}: the kernel's classes are not extended outside verigrad.kernel")
+        super().__init_subclass__(**kw)
+
+
+def plain(args) -> bool:
+    """Whether every string, number and flag among ``args`` (and in their tuples) is of its
+    exact built-in type. A subclass can lie in comparisons and hashes: a ``str`` that hashed
+    as "<" and equalled anything made ``[n >= 1]`` normalize as ``[n < 1]`` (|- [n >= 1] = 0)."""
+    return all(plain(a) if type(a) is tuple
+               else type(a.numerator) is int is type(a.denominator) if type(a) is Fraction
+               else type(a) in (str, int, bool, type(None)) or isinstance(a, _Frozen) for a in args)
 
 
 def _set(obj, **attrs):
@@ -102,7 +119,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 
 
 def check_name(name, what: str) -> str:
-    if not isinstance(name, str) or not name:
+    if type(name) is not str or not name:
         raise KernelError(f"{what} name {name!r} must be a non-empty string")
     return name
 
@@ -185,7 +202,7 @@ class Poly(_Frozen):
         if hit is None:
             canon: dict = {}
             for m, c in terms.items():
-                if isinstance(c, bool) or not isinstance(c, int):
+                if type(c) is not int:
                     raise KernelError(f"coefficient {c!r} of a polynomial is not an integer")
                 cm = _canonical.get(m)
                 if cm is None:
@@ -364,7 +381,7 @@ def _canonical_mono(m) -> tuple:
     oracle, bounding each monomial alone, would prove ``i*j - i*i*j >= 0``."""
     powers: dict = {}
     for s, k in m:
-        if not isinstance(s, IntSym) or isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        if not isinstance(s, IntSym) or type(k) is not int or k < 0:
             raise KernelError(f"{m!r} is not a monomial: pairs of a symbol and a power >= 0")
         powers[s] = powers.get(s, 0) + k
     return tuple(sorted([(s, k) for s, k in powers.items() if k], key=lambda sk: sk[0].skey))

@@ -11,7 +11,7 @@ import inspect
 from fractions import Fraction
 
 from .sizes import (IndexVar, IntSym, KernelError, Poly, SizeSym, _Frozen, _intern, _set, as_poly, check_name,
-                    lone_index, nonneg, poly_str, spell)
+                    lone_index, nonneg, plain, poly_str, spell)
 
 _interned: dict = {}
 _raw: dict = {}
@@ -49,6 +49,8 @@ class Term(_Frozen):
         key = (cls, args)
         obj = _interned.get(key)
         if obj is None:
+            if not plain(args):
+                raise KernelError(f"{cls.__name__}{args!r}: a name, relation or number is not a plain str, int or Fraction")
             obj = object.__new__(cls)
             put = object.__setattr__
             put(obj, "_args", args)
@@ -87,7 +89,8 @@ class Term(_Frozen):
             _raw[raw] = obj
         return obj
 
-    def __init_subclass__(cls):
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
         cls._fields = tuple(inspect.signature(cls._canon).parameters)
 
     def _set(self, shape, skey, atoms=None, **extra):
@@ -317,8 +320,8 @@ class _Symbol(_Frozen):
     """A named function symbol, interned by its arguments; immutable."""
 
     def __new__(cls, name: str, *args):
-        if not isinstance(name, str) or not name.isidentifier() or name in ELEMENTARY:
-            raise KernelError(f"{name!r} cannot name an opaque function")
+        if type(name) is not str or not name.isidentifier() or name in ELEMENTARY or not plain(args):
+            raise KernelError(f"{name!r}{args!r} cannot name an opaque function")
         return _intern(cls, (name, *args))
 
     __repr__ = lambda self: self.name  # noqa: E731
@@ -510,9 +513,7 @@ class Named(Term):
 
     @classmethod
     def _canon(cls, name, body):
-        if not isinstance(name, str) or not name:
-            raise KernelError(f"definition name {name!r} must be a non-empty string")
-        return name, as_term(body)
+        return check_name(name, "definition"), as_term(body)
 
     def _build(self, name, body):
         self._set(body.shape, lambda: f"Nm:{name}({body.skey})")
@@ -678,16 +679,17 @@ def _fresh_var(p: Var, shape, taken: set) -> Var:
     return q
 
 
-class FnLam:
+class FnLam(_Frozen):
     """``lambda x1..xk: body``: what an opaque TensorFn may be instantiated with. ``cot``
-    names the cotangent variable its VJPs are stated with (a fresh one by default)."""
+    names the cotangent variable its VJPs are stated with (a fresh one by default).
+    Immutable, as a rule reads it more than once."""
 
     def __init__(self, params, body, cot=None):
-        self.params, self.body = tuple(params), as_term(body)
+        _set(self, params=tuple(params), body=as_term(body))
         for p in self.params:
             if not isinstance(p, Var):
                 raise KernelError(f"function parameter {p!r} is not a variable")
-        self.cot = cot or Var(f"cot'{next(_fresh_vars)}", self.body.shape)
+        _set(self, cot=cot or Var(f"cot'{next(_fresh_vars)}", self.body.shape))
         if not isinstance(self.cot, Var) or self.cot.shape != self.body.shape or self.cot in self.params \
                 or self.cot in self.body.atoms:
             raise KernelError(f"{self.cot!r} cannot be the cotangent variable of a function of shape "

@@ -520,15 +520,15 @@ def _search(lhs, rhs, idx: list, choices: Choices):
 def _planned(lhs, rhs, idx: list, choices: Choices, plan):
     """The pass ``plan`` names (``_search``'s third result), after its splits, each checked
     as ``_split_free`` checks it (``_split``, for a size expression ``m >= 1``)."""
-    if not (isinstance(plan, tuple) and len(plan) == 3):
+    if not (type(plan) is tuple and len(plan) == 3):
         raise KernelError(f"malformed decision plan {plan!r}")
     strict, splits, start = plan
-    if not (isinstance(strict, bool) and isinstance(splits, tuple) and len(splits) <= 2 * len(idx) + 1
-            and isinstance(start, int) and start >= 0):
+    if not (isinstance(strict, bool) and type(splits) is tuple and len(splits) <= 2 * len(idx) + 1
+            and type(start) is int and start >= 0):
         raise KernelError(f"malformed decision plan {plan!r}")
     for j, pos, m in splits:
-        ks = sorted(idx[j].index_vars()) if isinstance(j, int) and 0 <= j < len(idx) else []
-        if not (isinstance(pos, int) and 0 <= pos < len(ks) and isinstance(m, Poly) and not m.index_atoms()
+        ks = sorted(idx[j].index_vars()) if type(j) is int and 0 <= j < len(idx) else []
+        if not (type(pos) is int and 0 <= pos < len(ks) and isinstance(m, Poly) and not m.index_atoms()
                 and ppositive(m) and _split(idx, j, ks[pos], m)):
             raise KernelError(f"the split {(j, pos, m)!r} of a decision plan is not one of a range q*m")
     choices.skip(start)
