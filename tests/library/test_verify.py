@@ -91,6 +91,7 @@ def test_an_unproved_true_goal_reads_unproved_not_false(tmp_path):
     (["no.such.theorem"], "no theorem matches", 3),
     (["--jobs", "0"], "--jobs/-j: must be at least 1", 2),
     (["--axioms", "nope"], "no theorem", 3),
+    (["--timeout", "-1"], "--timeout: must be greater than 0", 2),
 ])
 def test_bad_input_is_one_line_and_exit_code_three(tmp_path, args, message, code):
     r = cli(*args, cache=tmp_path)
@@ -157,3 +158,17 @@ def test_the_cache_key_covers_every_cited_file(tmp_path, monkeypatch):
     assert library.cache_key(infos["b.top"], by_module) != before
     (root / "a" / "base.py").write_text("x = 1\n")
     assert library.cache_key(infos["b.top"], by_module) == before
+
+
+def test_a_theorem_file_that_never_answers_is_stopped_at_the_time_limit(tmp_path):
+    """``--timeout``: a file that runs past it reads failed ("timed out"), its worker is
+    stopped, and the other theorems of the run are still checked."""
+    loops = tmp_path / "loops.py"
+    loops.write_text('"""Never ends."""\nimport time\nwhile True:\n    time.sleep(0.1)\n')
+    r = cli(str(loops), "softmax.sums_to_one", "--json", "-j", "1", "--timeout", "3", cache=tmp_path)
+    assert r.returncode == 1, r.stderr
+    recs = {x["name"]: x for x in json.loads(r.stdout)}
+    assert recs["loops"]["status"] == "failed" and recs["loops"]["reason"].startswith("timed out: no answer after 3 s")
+    assert recs["softmax.sums_to_one"]["status"] == "proved"
+    quick = cli("softmax.sums_to_one", "--timeout", "60", cache=tmp_path)      # a limit not reached changes nothing
+    assert quick.returncode == 0, quick.stderr

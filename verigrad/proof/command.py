@@ -28,13 +28,15 @@ HELP = "check the theorem library: every step of every proof re-checked by the k
 
 
 def add_arguments(p):
-    from verigrad.options import at_least
+    from verigrad.options import at_least, positive
     p.add_argument("patterns", nargs="*", metavar="PATTERN",
                    help="theorems (area.name), areas, names within an area, globs ('vjp.*softmax*') or "
                         "files, matched as whole names, not substrings; all theorems if none")
     p.add_argument("--jobs", "-j", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: one per CPU)")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--timeout", type=positive(), default=None, metavar="SECONDS",
+                   help="stop a theorem file that takes longer and report it failed (default: no limit)")
     p.add_argument("--no-cache", action="store_true", help="check everything again (results are still stored)")
     p.add_argument("--axioms", metavar="NAME", help="list the axioms theorem NAME rests on")
     p.add_argument("--steps", action="store_true", help="print each selected proof step by step")
@@ -105,7 +107,7 @@ def _check(args, chosen, err):
     with Progress("verify", len(chosen), quiet=args.json, err=err) as progress:
         return verify_library(infos=chosen, jobs=args.jobs, use_cache=not args.no_cache,
                               on_result=lambda rec: progress.done(rec.name, LABEL.get(rec.status, rec.status)),
-                              print_steps=args.json or args.steps)
+                              print_steps=args.json or args.steps, timeout=args.timeout)
 
 
 # How a status reads: "plausible" (the script ran, a goal was not reached) is NOT proved;

@@ -684,7 +684,7 @@ def _confirmed(info: TheoremInfo, answer, error, print_steps: bool = True) -> Th
     def failed(why):
         return TheoremRecord(info.name, info.area, info.file, "failed", reason=why, doc=info.doc)
     if error is not None:
-        return failed(f"the checker crashed: {error}")
+        return failed(error if error.startswith("timed out:") else f"the checker crashed: {error}")
     try:
         rec = TheoremRecord.from_json(answer["record"])
         _check_types(rec)
@@ -759,13 +759,16 @@ def _not_rare(theorems) -> str | None:
 
 
 def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
-                   on_result: Callable | None = None, infos=None, print_steps: bool = True) -> list:
+                   on_result: Callable | None = None, infos=None, print_steps: bool = True,
+                   timeout: float | None = None) -> list:
     """Check the selected theorems (``patterns`` as in ``select``, or ``infos``; all by
     default) in ``jobs`` worker processes: cached results where the content hash matches
     and the entry replays, the rest proved again; each "proved" confirmed here by a
     replay (``_confirmed``). ``on_result(record)`` reports progress. Records come back in
     library order. ``print_steps=False``: each step's text is printed from its replayed
-    theorem only when read (a run that shows no steps saves most of its printing)."""
+    theorem only when read (a run that shows no steps saves most of its printing).
+    ``timeout``: seconds a theorem may take; past it, its worker is stopped and the
+    theorem reads failed ("timed out")."""
     from verigrad.trace.replay import replay  # noqa: F401 - loaded before any worker runs a theorem file
     library = load_library()
     infos = select(library, patterns) if infos is None else list(infos)
@@ -792,8 +795,8 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     todo = [{"name": i.name, "module": i.module, "area": i.area, "file": i.file, "cites": list(i.cites),
              "key": keys[i.module], "use_cache": use_cache, "alone": i.area == "file"} for i in _balanced(infos)]
     from .workers import run_jobs
-    run_jobs(todo, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
-    run_jobs(again, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init)
+    for batch in (todo, again):
+        run_jobs(batch, _check_job, jobs or os.cpu_count() or 1, answered, init=_worker_init, timeout=timeout)
     return [out[i.module] for i in infos]
 
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import time
 import warnings
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
 # Why a worker's answer could not be read (then the job counts as failed, never proved).
 DIED = "the worker stopped without answering"
+TIMED_OUT = "timed out: no answer after {:g} s (the time limit, --timeout)"
 
 
 def _serve(conn, job_fn: Callable, init: Callable | None):
@@ -59,10 +61,10 @@ class _Worker:
             warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called")
             self.proc.start()
         child.close()
-        self.job = None
+        self.job, self.started = None, 0.0
 
     def give(self, job):
-        self.job = job
+        self.job, self.started = job, time.monotonic()
         self.conn.send_bytes(json.dumps(job).encode())
 
     def answer(self):
@@ -77,26 +79,28 @@ class _Worker:
             return got["ok"], None
         return None, str(got.get("error")) if isinstance(got, dict) else "a malformed answer"
 
-    def stop(self):
+    def stop(self, at_once: bool = False):
         try:
             self.conn.send_bytes(b"null")
         except OSError:
             pass
-        self.proc.join(timeout=5)
+        self.proc.join(timeout=0 if at_once else 5)
         if self.proc.is_alive():
             self.proc.kill()
             self.proc.join()
         self.conn.close()
 
 
-def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable, init: Callable | None = None):
+def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable, init: Callable | None = None,
+             timeout: float | None = None):
     """Run ``job_fn(job)`` for each JSON-able job in up to ``workers`` worker processes
     (``init()`` first in each), calling ``on_answer(job, answer, error)`` in this process
     as each finishes: ``answer`` is what ``job_fn`` returned, as parsed JSON, or None with
-    ``error`` saying why. A worker that dies is replaced; its job is answered with the
-    error. A job marked ``"alone": true`` (code not to be trusted) is the last its worker
-    runs: what that code left in the worker (a patched function, a forged answer queued
-    on the pipe) cannot touch another job's answer."""
+    ``error`` saying why. A worker that dies, or that has not answered ``timeout`` seconds
+    after it was given its job, is replaced; its job is answered with the error. A job
+    marked ``"alone": true`` (code not to be trusted) is the last its worker runs: what
+    that code left in the worker (a patched function, a forged answer queued on the pipe)
+    cannot touch another job's answer."""
     todo = list(jobs)[::-1]
     if not todo:
         return
@@ -109,12 +113,17 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
             pool.append(w)
         while any(w.job is not None for w in pool):
             busy = {w.conn: w for w in pool if w.job is not None}
-            for conn in wait(list(busy)):
-                w = busy[conn]
-                answer, error = w.answer()
+            left = None if timeout is None else max(0.0, min(w.started for w in busy.values()) + timeout
+                                                     - time.monotonic())
+            ready = [busy[c] for c in wait(list(busy), timeout=left)]
+            if not ready:                  # the longest-running job is past its time: stop its worker
+                ready = [min(busy.values(), key=lambda w: w.started)]
+            for w in ready:
+                stuck = not w.conn.poll()
+                answer, error = (None, TIMED_OUT.format(timeout)) if stuck else w.answer()
                 job, w.job = w.job, None
-                if error == DIED or job.get("alone"):      # dead, or not to be trusted with another job
-                    w.stop()
+                if stuck or error == DIED or job.get("alone"):    # stuck, dead, or not to be trusted again
+                    w.stop(at_once=stuck)
                     pool.remove(w)
                     w = None
                 on_answer(job, answer, error)
