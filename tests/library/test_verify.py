@@ -160,15 +160,33 @@ def test_the_cache_key_covers_every_cited_file(tmp_path, monkeypatch):
     assert library.cache_key(infos["b.top"], by_module) == before
 
 
-def test_a_theorem_file_that_never_answers_is_stopped_at_the_time_limit(tmp_path):
+LOOPS = '"""Never ends."""\nimport time\nwhile True:\n    time.sleep(0.1)\n'
+
+HALF_AN_ANSWER = textwrap.dedent("""
+    '''Begins an answer on its worker's pipe (a length, no message) and never finishes it.'''
+    import gc, os, struct, time
+    from multiprocessing.connection import Connection
+    for c in [o for o in gc.get_objects() if isinstance(o, Connection)]:
+        try:
+            os.write(c.fileno(), struct.pack("!i", 1000))
+        except OSError:
+            pass
+    while True:
+        time.sleep(0.1)
+    """)
+
+
+@pytest.mark.parametrize("body", [LOOPS, HALF_AN_ANSWER], ids=["loops", "half_an_answer"])
+def test_a_theorem_file_that_never_answers_is_stopped_at_the_time_limit(tmp_path, body):
     """``--timeout``: a file that runs past it reads failed ("timed out"), its worker is
-    stopped, and the other theorems of the run are still checked."""
-    loops = tmp_path / "loops.py"
-    loops.write_text('"""Never ends."""\nimport time\nwhile True:\n    time.sleep(0.1)\n')
-    r = cli(str(loops), "softmax.sums_to_one", "--json", "-j", "1", "--timeout", "3", cache=tmp_path)
+    stopped, and the other theorems of the run are still checked. A worker that began an
+    answer and stopped halfway is stopped too (its answer is read with the deadline)."""
+    stuck = tmp_path / "stuck.py"
+    stuck.write_text(body)
+    r = cli(str(stuck), "softmax.sums_to_one", "--json", "-j", "1", "--timeout", "3", cache=tmp_path)
     assert r.returncode == 1, r.stderr
     recs = {x["name"]: x for x in json.loads(r.stdout)}
-    assert recs["loops"]["status"] == "failed" and recs["loops"]["reason"].startswith("timed out: no answer after 3 s")
+    assert recs["stuck"]["status"] == "failed" and recs["stuck"]["reason"].startswith("timed out: no answer after 3 s")
     assert recs["softmax.sums_to_one"]["status"] == "proved"
     quick = cli("softmax.sums_to_one", "--timeout", "60", cache=tmp_path)      # a limit not reached changes nothing
     assert quick.returncode == 0, quick.stderr

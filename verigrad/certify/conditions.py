@@ -568,11 +568,11 @@ def _nonneg_everywhere(t: T.Term) -> bool:
     return False
 
 
-def _positive(t: T.Term, alive: dict) -> bool:
+def positive_at_every_input(t: T.Term, alive: dict | None = None) -> bool:
     """Positive at every input that meets the assumptions: a product of factors each
     positive by structure or by an ``any(mask, axis)`` assumption."""
     if isinstance(t, T.Mul):
-        return all(_positive(a, alive) for a in t.terms)
+        return all(positive_at_every_input(a, alive) for a in t.terms)
     return positive_everywhere(t) or positive_by_assumption(t, alive)
 
 
@@ -626,7 +626,7 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     pieces: dict = {}           # condition -> the analytic terms whose zero sets cover its own
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
-            shown = _positive(c.term, alive or {})
+            shown = positive_at_every_input(c.term, alive or {})
             bad = None if shown else piecewise_part(c.term)
             if bad is not None and (cover := analytic_pieces(c.term)) is not None \
                     and all(piecewise_part(p) is None for p in cover):
@@ -664,7 +664,7 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
                             "differences could be shown apart")
                 if (why := ties_null(cover)) is not None:
                     return _agree(c, why)
-        elif positive_base(c.term) or _positive(c.term, alive or {}):
+        elif positive_base(c.term) or positive_at_every_input(c.term, alive or {}):
             bad = None
         elif (cover := tie_cover(c.term, alive)) is not None:
             if (why := ties_null(cover)) is not None:

@@ -742,10 +742,10 @@ def _not_rare(theorems) -> str | None:
     must be an analytic term's ``!= 0`` (or off a kink) shown positive, or not identically
     zero for every size and entry (``conditions.nonzero_null``), as certify requires; ``smooth``
     conditions say where a derivative exists and are shown by the rules that make them."""
-    from verigrad.certify.conditions import _positive, nonzero_null, piecewise_part
+    from verigrad.certify.conditions import nonzero_null, piecewise_part, positive_at_every_input
     for th in theorems:
         for c in sorted(th.conds, key=lambda c: (c.kind, c.term.skey)):
-            if c.kind == "smooth" or (c.kind in ("nonzero", "offkink") and _positive(c.term, {})):
+            if c.kind == "smooth" or (c.kind in ("nonzero", "offkink") and positive_at_every_input(c.term)):
                 continue            # (a term positive at every input: a softmax's denominator)
             if c.kind not in ("nonzero", "offkink"):
                 why = f"a condition of kind {c.kind}"

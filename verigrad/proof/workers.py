@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import struct
 import time
 import warnings
 from multiprocessing.connection import wait
@@ -25,6 +27,7 @@ from typing import Callable, Iterable
 # Why a worker's answer could not be read (then the job counts as failed, never proved).
 DIED = "the worker stopped without answering"
 TIMED_OUT = "timed out: no answer after {:g} s (the time limit, --timeout)"
+LARGEST_ANSWER = 1 << 28           # bytes; a larger one is refused unread
 
 
 def _serve(conn, job_fn: Callable, init: Callable | None):
@@ -67,10 +70,21 @@ class _Worker:
         self.job, self.started = job, time.monotonic()
         self.conn.send_bytes(json.dumps(job).encode())
 
-    def answer(self):
-        """``(answer, None)`` or ``(None, why not)``: the job's answer, parsed as data."""
+    def answer(self, timeout: float | None = None):
+        """``(answer, None)`` or ``(None, why not)``: the job's answer, parsed as data.
+        Read here from the pipe's bytes, in ``Connection``'s framing (a length, then the
+        message), not by ``recv_bytes``: that would wait without end for the rest of a
+        message a worker began, and a time limit must hold against any worker."""
+        deadline = None if timeout is None else self.started + timeout
         try:
-            got = json.loads(self.conn.recv_bytes())
+            size, = struct.unpack("!i", self._read(4, deadline))
+            if size == -1:
+                size, = struct.unpack("!Q", self._read(8, deadline))
+            if not 0 <= size <= LARGEST_ANSWER:
+                return None, f"the worker's answer has {size} bytes (at most {LARGEST_ANSWER} are read)"
+            got = json.loads(self._read(size, deadline))
+        except TimeoutError:                # (an OSError)
+            return None, TIMED_OUT.format(timeout)
         except (EOFError, OSError):
             return None, DIED
         except (ValueError, RecursionError) as e:
@@ -78,6 +92,18 @@ class _Worker:
         if isinstance(got, dict) and "ok" in got:
             return got["ok"], None
         return None, str(got.get("error")) if isinstance(got, dict) else "a malformed answer"
+
+    def _read(self, n: int, deadline: float | None) -> bytes:
+        out, fd = bytearray(), self.conn.fileno()
+        while len(out) < n:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and (left <= 0 or not wait([fd], timeout=left)):
+                raise TimeoutError
+            chunk = os.read(fd, min(n - len(out), 1 << 20))
+            if not chunk:
+                raise EOFError
+            out += chunk
+        return bytes(out)
 
     def stop(self, at_once: bool = False):
         try:
@@ -119,8 +145,8 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
             if not ready:                  # the longest-running job is past its time: stop its worker
                 ready = [min(busy.values(), key=lambda w: w.started)]
             for w in ready:
-                stuck = not w.conn.poll()
-                answer, error = (None, TIMED_OUT.format(timeout)) if stuck else w.answer()
+                answer, error = w.answer(timeout)
+                stuck = timeout is not None and error == TIMED_OUT.format(timeout)
                 job, w.job = w.job, None
                 if stuck or error == DIED or job.get("alone"):    # stuck, dead, or not to be trusted again
                     w.stop(at_once=stuck)
