@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -190,3 +191,24 @@ def test_a_theorem_file_that_never_answers_is_stopped_at_the_time_limit(tmp_path
     assert recs["softmax.sums_to_one"]["status"] == "proved"
     quick = cli("softmax.sums_to_one", "--timeout", "60", cache=tmp_path)      # a limit not reached changes nothing
     assert quick.returncode == 0, quick.stderr
+
+
+def _claims_a_huge_answer(job):
+    import gc
+    import struct
+    from multiprocessing.connection import Connection
+    for c in [o for o in gc.get_objects() if isinstance(o, Connection)]:
+        try:
+            os.write(c.fileno(), struct.pack("!i", -1) + struct.pack("!Q", 1 << 40))
+        except OSError:
+            pass
+    time.sleep(60)
+
+
+def test_an_answer_longer_than_the_limit_is_refused_unread():
+    from verigrad.proof import workers
+    got = []
+    started = time.monotonic()
+    workers.run_jobs([{"n": 1}], _claims_a_huge_answer, 1, lambda job, answer, error: got.append((answer, error)))
+    assert got == [(None, f"the worker's answer has {1 << 40} bytes (at most {workers.LARGEST_ANSWER} are read)")]
+    assert time.monotonic() - started < 30          # its worker stopped, not waited for

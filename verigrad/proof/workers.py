@@ -122,11 +122,11 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
     """Run ``job_fn(job)`` for each JSON-able job in up to ``workers`` worker processes
     (``init()`` first in each), calling ``on_answer(job, answer, error)`` in this process
     as each finishes: ``answer`` is what ``job_fn`` returned, as parsed JSON, or None with
-    ``error`` saying why. A worker that dies, or that has not answered ``timeout`` seconds
-    after it was given its job, is replaced; its job is answered with the error. A job
-    marked ``"alone": true`` (code not to be trusted) is the last its worker runs: what
-    that code left in the worker (a patched function, a forged answer queued on the pipe)
-    cannot touch another job's answer."""
+    ``error`` saying why. A worker whose job fails, that dies, or that has not answered
+    ``timeout`` seconds after it was given its job, is replaced; its job is answered with
+    the error. A job marked ``"alone": true`` (code not to be trusted) is the last its
+    worker runs: what that code left in the worker (a patched function, a forged answer
+    queued on the pipe) cannot touch another job's answer."""
     todo = list(jobs)[::-1]
     if not todo:
         return
@@ -146,10 +146,10 @@ def run_jobs(jobs: Iterable, job_fn: Callable, workers: int, on_answer: Callable
                 ready = [min(busy.values(), key=lambda w: w.started)]
             for w in ready:
                 answer, error = w.answer(timeout)
-                stuck = timeout is not None and error == TIMED_OUT.format(timeout)
                 job, w.job = w.job, None
-                if stuck or error == DIED or job.get("alone"):    # stuck, dead, or not to be trusted again
-                    w.stop(at_once=stuck)
+                # an error leaves the worker stuck, dead, or its pipe mid-message; "alone": not to be trusted again
+                if error is not None or job.get("alone"):
+                    w.stop(at_once=error is not None)
                     pool.remove(w)
                     w = None
                 on_answer(job, answer, error)
