@@ -2,7 +2,7 @@
 
 The project's budget for ``verigrad/kernel/`` is 3,500 physical lines (``cat
 verigrad/kernel/*.py | wc -l``), so that one person can read the kernel in a sitting. It
-is NOT met: on 2026-12-03 the kernel has 4,598 physical lines, 3,180 of them code (as
+is NOT met: on 2026-12-03 the kernel has 4,607 physical lines, 3,189 of them code (as
 cloc counts: a line with a token other than a comment or a docstring); the rest are
 blank lines between definitions, docstrings and comments, which say why each rule is
 sound. What it holds: the decision procedure (``normal.py``, 1,694 lines: the normal
@@ -34,7 +34,8 @@ BUDGET = 3_500               # lines of code; and the project's budget for physi
 # +12 lines for RT3-C1 (a renaming that makes two atoms one: tests/redteam/test_findings_rename_collision.py)
 # +7 lines for RT6-A1..A3 (variables reshaped by a size, reify's one-hot: tests/redteam/test_findings_rt6a_*.py)
 # +19 lines for RT11-A/B (term classes from outside the kernel, values that lie, FnLam immutable: tests/redteam/test_findings_rt11_*.py)
-PHYSICAL_CEILING = 4_598     # the physical lines today: the budget above is not met, the kernel may not grow
+# +9 lines for RT12-A..E (arguments read once, kernel tables filled only with plain keys: tests/redteam/test_findings_rt12_*.py)
+PHYSICAL_CEILING = 4_607     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}

@@ -1,4 +1,4 @@
-"""Red team RT12-E (helper rt12; open): ``Poly.const(c)`` looks ``c`` up in its table and,
+"""Red team RT12-E (helper rt12; fixed 2026-12-03): ``Poly.const(c)`` looks ``c`` up in its table and,
 on a miss, stores ``Poly({(): c}) if c else ZERO`` under ``c`` itself. A falsy object
 that hashes as 13 and equals anything never reaches the coefficient check: it is stored
 as ``ZERO``, and from then on ``Poly.const(13)`` (``as_poly(13)``) is 0 in the whole

@@ -1,4 +1,4 @@
-"""Red team RT12-C (helper rt12; open): ``Poly.__new__`` memoizes on the monomial keys it
+"""Red team RT12-C (helper rt12; fixed 2026-12-03): ``Poly.__new__`` memoizes on the monomial keys it
 is given before checking them. ``_canonical`` maps each key as given to its canonical
 spelling, and ``_poly_cache`` maps ``frozenset(terms.items())`` to the result; both are
 dict lookups, which compare by ``==``. A key object that hashes as the tuple

@@ -1,4 +1,4 @@
-"""Red team RT12-B (helper rt12; open): ``Term.__new__``'s fast path (``terms._raw``)
+"""Red team RT12-B (helper rt12; fixed 2026-12-03): ``Term.__new__``'s fast path (``terms._raw``)
 remembers each term under the *raw* arguments it was called with, before ``_canon``
 read them, and later finds it by ``==``. An argument object that hashes as ``(0,)``,
 equals anything and iterates as ``(1,)`` is read by ``Index._canon`` as the index 1, and

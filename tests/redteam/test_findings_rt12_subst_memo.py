@@ -1,4 +1,4 @@
-"""Red team RT12-D (helper rt12; open): ``Poly.subst`` memoizes its result under a key made
+"""Red team RT12-D (helper rt12; fixed 2026-12-03): ``Poly.subst`` memoizes its result under a key made
 from ``mapping.items()``, but computes it with ``s in mapping`` and ``mapping[s]``. A
 ``dict`` subclass can report one substitution and hold another:
 

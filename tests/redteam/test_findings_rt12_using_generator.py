@@ -1,4 +1,4 @@
-"""Red team RT12-A (helper rt12; open): ``prove_equal`` reads its ``using`` argument four
+"""Red team RT12-A (helper rt12; fixed 2026-12-03): ``prove_equal`` reads its ``using`` argument four
 times, and a one-shot iterable answers only the first.
 
 ``_prove_equal`` iterates ``using`` once to build the substitution (each theorem

@@ -67,7 +67,7 @@ def plain(args) -> bool:
     as "<" and equalled anything made ``[n >= 1]`` normalize as ``[n < 1]`` (|- [n >= 1] = 0)."""
     return all(plain(a) if type(a) is tuple
                else type(a.numerator) is int is type(a.denominator) if type(a) is Fraction
-               else type(a) in (str, int, bool, type(None)) or isinstance(a, _Frozen) for a in args)
+               else type(a) in (str, int, float, bool, type(None)) or isinstance(a, _Frozen) for a in args)
 
 
 def _set(obj, **attrs):
@@ -197,13 +197,16 @@ class Poly(_Frozen):
     __slots__ = ("_args", "terms", "skey", "_vars", "_ivars", "__weakref__")
 
     def __new__(cls, terms: dict):
-        key = frozenset(terms.items())
+        pairs = tuple(terms.items())        # read once; a table may return an object made of equal keys,
+        key = frozenset(pairs)              # but stores only keys checked plain (red team RT12-C)
         hit = _poly_cache.get(key)
         if hit is None:
             canon: dict = {}
-            for m, c in terms.items():
+            for m, c in pairs:
                 if type(c) is not int:
                     raise KernelError(f"coefficient {c!r} of a polynomial is not an integer")
+                if type(m) is not tuple or not all(type(sk) is tuple and len(sk) == 2 for sk in m):
+                    raise KernelError(f"{m!r} is not a monomial: a tuple of pairs of a symbol and a power")
                 cm = _canonical.get(m)
                 if cm is None:
                     cm = _canonical[m] = _canonical_mono(m)
@@ -219,6 +222,8 @@ class Poly(_Frozen):
     # -- construction -------------------------------------------------------------
     @staticmethod
     def const(c: int) -> "Poly":
+        if type(c) is not int:
+            raise KernelError(f"{c!r} is not an integer")
         hit = _consts.get(c)
         if hit is None:
             hit = _consts[c] = Poly({(): c}) if c else ZERO
@@ -226,6 +231,8 @@ class Poly(_Frozen):
 
     @staticmethod
     def sym(s: IntSym) -> "Poly":
+        if not isinstance(s, IntSym):
+            raise KernelError(f"{s!r} is not an integer symbol")
         hit = _syms.get(s)
         if hit is None:
             hit = _syms[s] = Poly({((s, 1),): 1})
@@ -309,6 +316,8 @@ class Poly(_Frozen):
         """Simultaneous substitution of IntSyms by Polys (floor divisions rebuilt), memoized."""
         if not mapping or self.symbols().isdisjoint(mapping):
             return self
+        if type(mapping) is not dict:       # read as the memo's key is (RT12-D: items() told another mapping)
+            mapping = dict(mapping)
         key = (self, frozenset([(s, as_poly(v)) for s, v in mapping.items() if s in self._vars]))
         if key in _substs:
             return _substs[key]

@@ -85,8 +85,8 @@ class Term(_Frozen):
             put(obj, "mentions", obj.atoms.union(*(k.mentions for k in kids), obj.params if cls is At else ())
                 if obj.has_at else obj.atoms)
             _interned[key] = obj
-        if raw is not None:
-            _raw[raw] = obj
+        if raw is not None and plain(raw[1]) and plain(raw[2]):
+            _raw[raw] = obj                     # (other raw arguments may equal, and so poison, honest ones: RT12-B)
         return obj
 
     def __init_subclass__(cls, **kw):

@@ -451,8 +451,8 @@ def prove_equal(lhs: T.Term, rhs: T.Term, using=(), choices=None, budget=None, p
     each split is checked as the search checks it, so a plan can only make it fail."""
     reset_temporaries()     # the same decision makes the same temporaries in any process
     try:
-        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), using, Choices(choices, budget),
-                            plan)
+        return _prove_equal(_public(lhs, "prove_equal"), _public(rhs, "prove_equal"), tuple(using),   # read once (RT12-A)
+                            Choices(choices, budget), plan)
     except BudgetSpent as e:
         return Failure(str(e))
 
