@@ -498,7 +498,7 @@ def outside(p: Poly, size: Poly) -> bool:
     """Proves ``p`` outside ``[0, size)`` for a size expression ``size``: ``nonneg(-p - 1) or
     nonneg(p - size)``, memoized as ``nonneg`` is (by ``p``'s renamed copy, whose two
     polynomials are the renamed copies of ``p``'s)."""
-    key = (p, size)
+    key = (p, size) = (as_poly(p), as_poly(size))
     hit = _outside_cache.get(key)
     if hit is None:
         v = lone_index(p)
