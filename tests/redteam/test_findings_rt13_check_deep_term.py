@@ -1,5 +1,7 @@
 """Red team RT13 (helper): ``verigrad check`` ends in a Python traceback (RecursionError)
-on an honest trace of a deep term, instead of printing the claim or refusing it clearly.
+on an honest trace of a deep term, instead of printing the claim or refusing it clearly
+(fixed 2026-12-03: the statement reads "not printed: ... nested deeper than the printer
+can go"; the verdict is the replay's).
 
 Reproduction: ``t = x + x + ... + x`` (800 nested ``Add``s, each ``Add((prev, x))``),
 ``write_trace(path, [("deep", refl(t))])`` (the writer itself makes the trace; nothing is
@@ -30,3 +32,5 @@ def test_check_of_a_deep_term_gives_no_traceback(tmp_path):
                           timeout=600)
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "RecursionError" not in done.stdout + done.stderr
+    assert done.returncode == 0 and "PROVED deep" in done.stdout, done.stdout[-2000:]
+    assert "not printed" in done.stdout
