@@ -188,6 +188,7 @@ def test_a_theorem_file_that_never_answers_is_stopped_at_the_time_limit(tmp_path
     assert r.returncode == 1, r.stderr
     recs = {x["name"]: x for x in json.loads(r.stdout)}
     assert recs["stuck"]["status"] == "failed" and recs["stuck"]["reason"].startswith("timed out: no answer after 3 s")
+    assert recs["stuck"]["seconds"] == 3.0              # it ran for the whole limit
     assert recs["softmax.sums_to_one"]["status"] == "proved"
     quick = cli("softmax.sums_to_one", "--timeout", "60", cache=tmp_path)      # a limit not reached changes nothing
     assert quick.returncode == 0, quick.stderr

@@ -781,6 +781,8 @@ def verify_library(patterns=(), jobs: int | None = None, use_cache: bool = True,
     def answered(job, answer, error):
         info = by_job[job["module"]]
         rec = _confirmed(info, answer, error, print_steps)
+        if error is not None and error.startswith("timed out:") and timeout:
+            rec.seconds = float(timeout)        # it ran for the whole limit, not for no time
         if rec.cached and rec.status == "failed" and job["use_cache"]:
             again.append(dict(job, use_cache=False))    # an entry that does not replay: prove it again
             return
