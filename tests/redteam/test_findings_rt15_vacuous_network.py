@@ -1,4 +1,4 @@
-"""Red team RT15 (found 2026-12-03, NOT fixed): a network is "certified for every batch
+"""Red team RT15 (found 2026-12-03, fixed the same day): a network is "certified for every batch
 size" although the side conditions of its composed theorems hold nowhere, and its
 backward is wrong at every input.
 
@@ -13,23 +13,19 @@ condition, which becomes ``h - h != 0``: false at every input. The network's bac
 sends 0 through the pair, while ``max(h, h) = h`` has derivative 1: wrong everywhere.
 
 Root: ``compose`` carries each layer's side conditions through the substitution (as it
-must), but nothing asks of the composed network's theorems what certify and verify ask
-of theirs: that each condition fails only on a set of measure zero
-(``conditions.failing`` / ``library._not_rare``). The obvious check cannot simply be
-switched on: the zoo networks' composed conditions are not analytic (a max pool's tie
-condition over relu outputs: a window of four relus that are all 0 is a tie on a set of
-positive measure; there the backward is right only because relu's derivative 0 kills what
-the pool routed), so ``_not_rare`` refuses the MLP, the CNN and the ResNet too. Nor is a
-check for conditions false at EVERY input enough: ``dup``, then ``[a, b] -> [a, relu(b)]``
-(certified alone), then pairmax ties
-on the half space ``h >= 0``, where the backward is 0 and the derivative 1. A fix needs
-either composition rules that are exact at ties (a pool's routing followed by relu's mask
-proved equal to the true derivative on the tie set), or a condition check that shows a
-composed condition's failure set is null or harmless. Left for the next session.
+must), but nothing asked of the composed network's theorems what certify and verify ask
+of theirs: that each condition fails only on a set of measure zero. Nor is a check for
+conditions false at EVERY input enough: ``dup``, then ``[a, b] -> [a, relu(b)]`` (certified
+alone), then pairmax ties on the half space ``h >= 0``, where the backward is 0 and the
+derivative 1. The zoo's own CNN (relu, then max pool) had the same gap: a window of four
+relus that are all 0 ties on a set of positive measure.
 
-The rest of the pipeline takes it too: ``verigrad render`` of the half-space network
-(with ``input=(64,)``, ``classes=10``) writes a train step whose tie reads CHECKED, so
-it would train on a gradient that is 0 where it should be 1.
+Fixed: ``compose.certify`` asks ``verigrad.nn.almost_everywhere`` of the composed
+theorems' conditions, as functions of the network's input and parameters, that each
+fails only on a null set (see its docstring), and a network whose conditions are not
+shown has no certificate (``NetworkError``; an UNKNOWN record in ``certificates`` and
+``render``). The builder builds ``Relu(), MaxPool()`` as ``MaxPool(), Relu()``, the same
+function, whose conditions are shown; the zoo CNN pools first.
 """
 import jax
 import jax.numpy as jnp
@@ -90,10 +86,8 @@ def test_with_relu_then_pairmax_is_wrong_on_half_the_space():
     assert np.allclose(np.asarray(hand)[positive], 0.0)      # the true derivative is 1 there
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,   # (the network builds: no NetworkError)
-                   reason="RT15, not fixed: composed side conditions are not checked (see the docstring)")
 @pytest.mark.parametrize("middle", [[dup], [dup, relu_second_half]], ids=["nowhere", "half_the_space"])
 def test_a_network_whose_conditions_fail_on_a_set_of_positive_measure_is_not_certified(middle):
-    with pytest.raises(nb.NetworkError):
+    with pytest.raises(nb.NetworkError, match="almost every input.*side condition"):
         nb.network("pairs", [nb.Dense(8), *map(nb.Custom, middle), nb.Custom(pairmax), nb.Head(pool="flatten")],
                    input=(8,), classes=3)

@@ -124,25 +124,31 @@ ANALYTIC_FUNCTIONS = frozenset({"exp", "log", "tanh", "erf", "sin", "cos"})
 _ENTRYWISE_CONSTANT = (T.Num, T.Const, T.IntVal, T.Delta, T.IntCond)   # fixed for each entry
 
 
-def piecewise_part(t: T.Term) -> T.Term | None:
+def piecewise_part(t: T.Term, memo: dict | None = None) -> T.Term | None:
     """A subterm that keeps ``t`` from being a real-analytic function of the real
     inputs (an indicator of real data, a max, integer data, an opaque or unknown
-    function), or None when ``t`` is built only from analytic pieces."""
+    function), or None when ``t`` is built only from analytic pieces. (Each shared subterm
+    is looked at once: a composed network's terms share deeply.)"""
+    memo = {} if memo is None else memo
+    if t in memo:
+        return memo[t]
+    part = lambda u: piecewise_part(u, memo)  # noqa: E731
     if isinstance(t, T.Var):
-        return t if "integer" in t.facts else None
-    if isinstance(t, _ENTRYWISE_CONSTANT):
-        return None
-    if isinstance(t, T.Func):
-        if not isinstance(t.fn, str) or t.fn not in ANALYTIC_FUNCTIONS:
-            return t
-        return _first_piecewise(t.operands)
-    if isinstance(t, _ARITHMETIC):
-        return _first_piecewise(_operands(t))
-    if isinstance(t, T.Index):
-        return piecewise_part(t.base)
-    if isinstance(t, T.At):     # a composition: analytic when the body and the values are
-        return _first_piecewise((t.body, *t.values))
-    return t                    # RealCond, ReduceMax, Apply, Deriv, ...: not shown analytic
+        out = t if "integer" in t.facts else None
+    elif isinstance(t, _ENTRYWISE_CONSTANT):
+        out = None
+    elif isinstance(t, T.Func):
+        out = t if not isinstance(t.fn, str) or t.fn not in ANALYTIC_FUNCTIONS else _first_piecewise(t.operands, part)
+    elif isinstance(t, _ARITHMETIC):
+        out = _first_piecewise(_operands(t), part)
+    elif isinstance(t, T.Index):
+        out = part(t.base)
+    elif isinstance(t, T.At):     # a composition: analytic when the body and the values are
+        out = _first_piecewise((t.body, *t.values), part)
+    else:
+        out = t                   # RealCond, ReduceMax, Apply, Deriv, ...: not shown analytic
+    memo[t] = out
+    return out
 
 
 _ARITHMETIC = (T.Add, T.Mul, T.Pow, T.Sum, T.Lamda)
@@ -624,6 +630,17 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
     if not conds:
         return None
     pieces: dict = {}           # condition -> the analytic terms whose zero sets cover its own
+    if (why := unshown(conds, alive, pieces)) is not None:
+        return why
+    return _sampled(conds, pieces, sample, plans, draws)
+
+
+def unshown(conds, alive: dict | None = None, pieces: dict | None = None) -> str | None:
+    """The first of ``conds`` (none ``smooth``) not *shown* to fail only on a set of
+    measure zero by the symbolic criteria above, in words; None when each is.
+    ``pieces`` (optional) receives, for a ``!= 0`` condition covered by analytic pieces,
+    those pieces (which ``failing`` also evaluates at its draws)."""
+    pieces = {} if pieces is None else pieces
     for c in conds:
         if c.kind in ("nonzero", "offkink"):
             shown = positive_at_every_input(c.term, alive or {})
@@ -676,6 +693,12 @@ def failing(theorem, sample, plans, draws: int = DRAWS, alive: dict | None = Non
         if bad is not None:
             return (f"the side condition {c} is not shown to fail only on a set of measure zero: {bad} "
                     "makes it piecewise, and a piecewise quantity can vanish on a whole region")
+    return None
+
+
+def _sampled(conds, pieces, sample, plans, draws) -> str | None:
+    """The first of ``conds`` that fails at a random input (or whose analytic pieces
+    vanish at one), or that no draw could evaluate; None when each holds at every draw."""
     seen = set()            # the nonzero conditions evaluated at least once: not identically 0
     for k, sizes in enumerate(plans):
         where = ", ".join(f"{s.name}={v}" for s, v in sizes.items()) or "no sizes"
@@ -804,13 +827,14 @@ def _partial(nz, u, x, e, own):
     return None if nz.conds else du
 
 
-def _one_term_shown(du, apart=frozenset()) -> bool:
+def _one_term_shown(du, apart=frozenset(), opaque=frozenset()) -> bool:
     """Whether the normal form ``du`` is shown not identically zero, for every value of its
     indices and every size: dropping the terms with a delta of ``apart`` (0 there), it is
     ``P * m``, one integer polynomial ``P`` in indices and sizes that the size oracle shows
     nonzero over their ranges (``P`` or ``-P`` at least 1) times one product ``m`` of
     factors none identically zero: real input entries inside their shapes, to whole powers,
-    and atoms the kernel shows positive."""
+    and atoms the kernel shows positive. An entry of an ``opaque`` variable is no such factor
+    (it may be 0: a region's pattern of indicators)."""
     from verigrad.kernel.normal import DeltaA, EntryA, IntA
     groups: dict = {}           # the product of non-polynomial factors -> its polynomial coefficient
     for m, k in du.terms:
@@ -842,7 +866,8 @@ def _one_term_shown(du, apart=frozenset()) -> bool:
         return False
     for a, n in key:
         if isinstance(a, EntryA):
-            if not (isinstance(a.var, T.Var) and "integer" not in a.var.facts and Fraction(n).denominator == 1
+            if not (isinstance(a.var, T.Var) and "integer" not in a.var.facts and a.var not in opaque
+                    and Fraction(n).denominator == 1
                     and all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(a.idx, a.var.shape))):
                 return False
         elif not a.positive:
@@ -855,7 +880,7 @@ def _one_term_shown(du, apart=frozenset()) -> bool:
 PARTIAL_LIMIT = 32      # derivatives taken, at most, to show one piece of a nonzero condition not identically zero
 
 
-def nonzero_null(p: T.Term) -> str | None:
+def nonzero_null(p: T.Term, opaque=frozenset()) -> str | None:
     """None when the real-analytic ``p`` (a ``!= 0`` condition, or one of its
     ``analytic_pieces``) is shown not identically zero as a function of the real inputs,
     for every value of its free indices and every size (so it vanishes only on a null
@@ -869,7 +894,9 @@ def nonzero_null(p: T.Term) -> str | None:
     non-empty, so the entry is one ``p`` truly reads), is ``P * m`` as ``_one_term_shown``
     says: one integer polynomial in indices and sizes that the size oracle shows nonzero
     over their whole ranges times input entries and positive atoms. A partial derivative
-    not identically zero makes ``p`` not identically zero on any open set."""
+    not identically zero makes ``p`` not identically zero on any open set. ``opaque``:
+    variables that stand for constants of unknown value (never differentiated in, never a
+    factor counted nonzero)."""
     from verigrad.kernel.normal import EntryA, Normalizer
 
     def start():
@@ -883,20 +910,20 @@ def nonzero_null(p: T.Term) -> str | None:
     nz, u = start()
     if u is None:
         return f"{p} has no normal form here without conditions of its own"
-    if _one_term_shown(u):
+    if _one_term_shown(u, opaque=opaque):
         return None
     own = frozenset(p.free_idx)
     budget = [PARTIAL_LIMIT]
 
     def reads(w):
-        out, opaque = [], set()
+        out, hidden = [], set()
         for a in _nf_atoms(w):
             if isinstance(a, EntryA):
                 out.append((a.var, a.idx))
             else:
-                opaque |= a.tvars.difference(*(x.tvars for x in _atom_args(a) if hasattr(x, "tvars")))
+                hidden |= a.tvars.difference(*(x.tvars for x in _atom_args(a) if hasattr(x, "tvars")))
         return sorted({(x, e) for x, e in out if isinstance(x, T.Var) and "integer" not in x.facts
-                       and x not in opaque}, key=lambda xe: (xe[0].skey, [q.skey for q in xe[1]]))
+                       and x not in opaque and x not in hidden}, key=lambda xe: (xe[0].skey, [q.skey for q in xe[1]]))
 
     def shown(w, depth):
         nonlocal nz, u
@@ -914,7 +941,7 @@ def nonzero_null(p: T.Term) -> str | None:
                 continue
             if not du.terms:
                 continue
-            if _one_term_shown(du) or depth == 0 and shown(du, 1):
+            if _one_term_shown(du, opaque=opaque) or depth == 0 and shown(du, 1):
                 return True
         return False
 

@@ -298,10 +298,12 @@ class _Container(Module):
             raise NetworkError(f"{type(self).__name__}: needs at least one piece")
 
     def children(self, x, ctx, start_shape=None) -> list:
-        """Build the pieces (in sequence when ``chained``), each under its name scope."""
-        names = _names(self.pieces, ctx)
+        """Build the pieces (in sequence when ``chained``), each under its name scope. In a
+        sequence, ``Relu(), MaxPool()`` is built as ``MaxPool(), Relu()`` (``_pool_first``)."""
+        pieces = _pool_first(self.pieces) if self.chained else self.pieces
+        names = _names(pieces, ctx)
         out, shape = [], x
-        for i, (piece, nm) in enumerate(zip(self.pieces, names)):
+        for i, (piece, nm) in enumerate(zip(pieces, names)):
             layer = _build(piece, shape, ctx.child(i, nm, piece))
             out.append(layer)
             if self.chained:
@@ -313,6 +315,25 @@ class _Container(Module):
     def describe(self) -> str:
         inner = ", ".join(p.describe() if isinstance(p, Module) else type(p).__name__ for p in self.pieces[:3])
         return f"{type(self).__name__}({inner}{', ...' if len(self.pieces) > 3 else ''})"
+
+
+def _pool_first(pieces) -> tuple:
+    """``pieces`` with each ``Relu()`` directly followed by a ``MaxPool()`` built the other way
+    round. The function is the same (relu is nondecreasing, so ``max(relu(a), relu(b)) =
+    relu(max(a, b))``, in floating point too), but only this order's backward is certified
+    for almost every input: a max pool over relu outputs ties wherever a window's inputs are
+    all negative, a set of positive measure where the pool's theorem says nothing (red team
+    RT15, ``verigrad.nn.almost_everywhere``); pooled first, the ties are those of the
+    layer before, a null set."""
+    out = list(pieces)
+    for i in range(len(out) - 1):
+        if _is_leaf(out[i], "relu") and _is_leaf(out[i + 1], "max_pool"):
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return tuple(out)
+
+
+def _is_leaf(piece, kind: str) -> bool:
+    return type(piece) is _Leaf and piece.kind == kind and piece._make in (L.relu, L.max_pool)
 
 
 class Sequential(_Container):
@@ -674,6 +695,9 @@ class Model:
             cert = compose.certify(self._symbolic, keep=keep)
         except Exception as e:  # noqa: BLE001 - the importer refuses a piece: find which, below
             cert, error = None, e
+        if cert is not None and cert.unshown is not None:
+            raise NetworkError(f"network {self.name}: the backward has no certificate for almost every input: "
+                               f"{cert.unshown}")
         if cert is None or not cert.proved:
             raise NetworkError(self._blame(cert, error if cert is None else None))
         cert.seconds = time.perf_counter() - t0

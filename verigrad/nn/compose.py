@@ -50,6 +50,9 @@ class Certified:
     aux: dict                          # auxiliary input name -> Var
     theorems: dict                     # variable name -> Theorem | Failure
     leaves: list = field(default_factory=list)    # (path, layer name, {var: status}, seconds)
+    # why a side condition of the composed theorems is not shown to fail only on a null set
+    # of the inputs (``verigrad.nn.almost_everywhere``); None when each is, or not asked
+    unshown: str | None = None
     rules: list = field(default_factory=list)     # names of the rules applied
     seconds: float = 0.0
 
@@ -59,7 +62,7 @@ class Certified:
 
     @property
     def proved(self) -> bool:
-        return all(isinstance(t, Theorem) for t in self.theorems.values())
+        return self.unshown is None and all(isinstance(t, Theorem) for t in self.theorems.values())
 
 
 class CompositionError(VerigradError):
@@ -76,6 +79,9 @@ def certify(layer: Layer, path: str = "net", keep: dict | None = None) -> Certif
     t0 = time.perf_counter()
     with gc_paused():
         out = _certify(layer, path, keep)
+        if all(isinstance(t, Theorem) for t in out.theorems.values()):
+            from verigrad.nn.almost_everywhere import unshown
+            out.unshown = unshown(list(out.theorems.values()))
     out.seconds = time.perf_counter() - t0
     return out
 

@@ -52,8 +52,10 @@ class Record:
         return out
 
 
-def from_theorems(kind, name, theorems: dict, seconds, **extra) -> Record:
-    """A record from ``{variable: Theorem | Failure}``."""
+def from_theorems(kind, name, theorems: dict, seconds, unshown: str | None = None, **extra) -> Record:
+    """A record from ``{variable: Theorem | Failure}``. ``unshown``: why the theorems' side
+    conditions are not shown to fail only on a null set (a composed network's,
+    ``Certified.unshown``); the record is then UNKNOWN, whatever its theorems."""
     wrt = {v: ("PROVED" if isinstance(t, Theorem) else "UNKNOWN") for v, t in theorems.items()}
     proved = [t for t in theorems.values() if isinstance(t, Theorem)]
     axioms = sorted({a for t in proved for a in t.axioms()})
@@ -63,7 +65,10 @@ def from_theorems(kind, name, theorems: dict, seconds, **extra) -> Record:
     first = next(iter(theorems.values()), None)
     failures = [f"{v}: {t}" for v, t in theorems.items() if not isinstance(t, Theorem)]
     extra.setdefault("where", where)
-    return Record(kind, name, combine_status(wrt.values()), wrt, axioms, conds, sizes, seconds,
+    if unshown is not None:
+        failures.insert(0, unshown)
+    return Record(kind, name, "UNKNOWN" if unshown is not None else combine_status(wrt.values()), wrt, axioms,
+                  conds, sizes, seconds,
                   statement=first.statement() if isinstance(first, Theorem) else "",
                   latex=first.latex() if isinstance(first, Theorem) else "",
                   detail="; ".join(failures)[:2000], theorems=theorems, **extra)
@@ -121,7 +126,7 @@ def network_records(names=None, progress=None) -> list[Record]:
         t0 = time.perf_counter()
         net = nets.NETS[name](batch)
         cert = compose.certify(net.layer)
-        rec = from_theorems("network", name, cert.theorems, time.perf_counter() - t0,
+        rec = from_theorems("network", name, cert.theorems, time.perf_counter() - t0, cert.unshown,
                              blocks=tree(net.layer))
         out.append(rec)
     return out

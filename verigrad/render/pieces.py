@@ -37,7 +37,7 @@ def certify_pieces(network, cfg, progress=None) -> dict:
             (batch,) = jax.export.symbolic_shape("B")
             network = build_network(dataclasses.replace(cfg, batch=batch))
         cert = compose.certify(network.layer)
-    net = from_theorems("network", cfg.net, cert.theorems, time.perf_counter() - t0)
+    net = from_theorems("network", cfg.net, cert.theorems, time.perf_counter() - t0, cert.unshown)
     if progress:
         progress("certify the pieces", 1, 2)
     (loss,) = layer_records(["softmax_xent"])

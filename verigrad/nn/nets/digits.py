@@ -1,5 +1,5 @@
 """Convolutional and dense networks for 8x8x1 digit images (NHWC), 10 classes: an MLP,
-a CNN (conv-pool-conv-pool-dense) and a tiny ResNet (basic blocks, projection skips).
+a CNN (conv-pool-relu twice, dense) and a tiny ResNet (basic blocks, projection skips).
 Each is a combinator tree over zoo layers, so its backward is the combinators'."""
 from __future__ import annotations
 
@@ -23,14 +23,16 @@ def mlp(batch, hidden=(128,), classes: int = CLASSES) -> Network:
 
 
 def cnn(batch, widths=(16, 32), classes: int = CLASSES) -> Network:
-    """[conv3x3 (SAME) -> relu -> max pool 2x2] per width -> flatten -> dense head."""
+    """[conv3x3 (SAME) -> max pool 2x2 -> relu] per width -> flatten -> dense head. (Pooled
+    before the relu: the same function as relu then pool, whose backward is certified only
+    off a set of positive measure; see ``builder._pool_first``.)"""
     parts, shape = [], (batch,) + IMAGE
     for i, width in enumerate(widths):
         conv = C.named(f"conv{i + 1}", L.conv2d(shape, width))
-        act = L.relu(conv.y)
-        pool = L.max_pool(act.y)
-        parts += [conv, act, pool]
-        shape = pool.y
+        pool = L.max_pool(conv.y)
+        act = L.relu(pool.y)
+        parts += [conv, pool, act]
+        shape = act.y
     flat = L.flatten(shape)
     parts += [flat, C.named("head", L.dense(flat.y, classes))]
     return Network("cnn", C.chain(*parts), classes=classes)
