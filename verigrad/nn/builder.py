@@ -587,7 +587,8 @@ class Model:
         sites, labels, customs = {}, {}, {}
         ctx = _Ctx("", "", self.classes, sites, {}, labels, None, customs)
         x = (batch,) + self.input
-        pieces = self.body.pieces if isinstance(self.body, Sequential) and self.body.name is None else (self.body,)
+        pieces = _pool_first(self.body.pieces) if isinstance(self.body, Sequential) and self.body.name is None \
+            else (self.body,)
         names = _names(pieces, ctx)
         layers, shape = [], x
         for i, (piece, nm) in enumerate(zip(pieces, names)):

@@ -50,11 +50,11 @@ class Certified:
     aux: dict                          # auxiliary input name -> Var
     theorems: dict                     # variable name -> Theorem | Failure
     leaves: list = field(default_factory=list)    # (path, layer name, {var: status}, seconds)
+    rules: list = field(default_factory=list)     # names of the rules applied
+    seconds: float = 0.0
     # why a side condition of the composed theorems is not shown to fail only on a null set
     # of the inputs (``verigrad.nn.almost_everywhere``); None when each is, or not asked
     unshown: str | None = None
-    rules: list = field(default_factory=list)     # names of the rules applied
-    seconds: float = 0.0
 
     @property
     def variables(self) -> list:

@@ -1,5 +1,6 @@
 """Convolutional and dense networks for 8x8x1 digit images (NHWC), 10 classes: an MLP,
-a CNN (conv-pool-relu twice, dense) and a tiny ResNet (basic blocks, projection skips).
+a CNN (conv, max pool, relu; conv, average pool, relu; dense) and a tiny ResNet (basic
+blocks, projection skips).
 Each is a combinator tree over zoo layers, so its backward is the combinators'."""
 from __future__ import annotations
 
@@ -23,13 +24,17 @@ def mlp(batch, hidden=(128,), classes: int = CLASSES) -> Network:
 
 
 def cnn(batch, widths=(16, 32), classes: int = CLASSES) -> Network:
-    """[conv3x3 (SAME) -> max pool 2x2 -> relu] per width -> flatten -> dense head. (Pooled
-    before the relu: the same function as relu then pool, whose backward is certified only
-    off a set of positive measure; see ``builder._pool_first``.)"""
+    """[conv3x3 (SAME) -> pool 2x2 -> relu] per width -> flatten -> dense head. The first
+    pool takes maxima, the later ones average. (A max pool over relu outputs, or over a
+    convolution of them, ties on a set of positive measure: where its inputs are all off,
+    the entries it compares are the same constant, and the pool's theorem says nothing
+    there, so such a network has no certificate for almost every input; red team RT15,
+    ``verigrad.nn.almost_everywhere``. Pooling the first convolution's outputs before the
+    relu is the same function as after it, and its ties are a null set.)"""
     parts, shape = [], (batch,) + IMAGE
     for i, width in enumerate(widths):
         conv = C.named(f"conv{i + 1}", L.conv2d(shape, width))
-        pool = L.max_pool(conv.y)
+        pool = (L.max_pool if i == 0 else L.avg_pool)(conv.y)
         act = L.relu(pool.y)
         parts += [conv, pool, act]
         shape = act.y
