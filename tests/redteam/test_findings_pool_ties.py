@@ -8,7 +8,8 @@ pairs and the pool's second level) are accepted as the math's own kinks, so the 
 proves nothing on that region, and the text may do anything there.
 
 Edit of a rendered CNN (default widths, sgd, batch 2), before the return, the new
-``head/b`` replaced by ``%rt9``:
+``head/b`` replaced by ``%rt9`` (since RT15 the CNN pools before its relu; the edit now
+compares the first relu's outputs in a window, which tie wherever they are all 0):
 
     t = all(%8 == %9) * all(%10 == %11) * all(%12 == %13)     (every pool pair of layer 1 tied)
     %rt9 = head/b' + t * [1, 0, ..., 0]
@@ -37,16 +38,27 @@ from verigrad.render.tie import NotTied, ensure_tied
 ONE_HOT = ", ".join(["1.000000e+00"] + ["0.000000e+00"] * 9)
 
 
-def _all_pairs_tied(shape):
+def _all_pairs_tied(relu, shape):
+    """The edit: ``t = 1`` where the first relu's outputs ``relu`` (of ``shape``, NHWC) tie in
+    each of three pairs of a 2x2 window, everywhere (all 0 wherever the first layer's
+    pre-activations are negative: an open set)."""
+    b, h, w, c = (int(d) for d in shape.split("x"))
+    half = f"{b}x{h // 2}x{w // 2}x{c}"
+
+    def window(name, r, q):
+        return (f"{name} = stablehlo.slice {relu} [0:{b}, {r}:{h}:2, {q}:{w}:2, 0:{c}] : "
+                f"(tensor<{shape}xf32>) -> tensor<{half}xf32>")
+
     def body(y, ys, new_b):
         lines = ["%rtz = stablehlo.constant dense<0.000000e+00> : tensor<f32>",
-                 "%rtone = stablehlo.constant dense<1.000000e+00> : tensor<f32>"]
-        for tag, a, b in (("A", "%8", "%9"), ("B", "%10", "%11"), ("C", "%12", "%13")):
-            lines += [f"%rtc{tag} = stablehlo.compare EQ, {a}, {b}, FLOAT : (tensor<{shape}xf32>, "
-                      f"tensor<{shape}xf32>) -> tensor<{shape}xi1>",
+                 "%rtone = stablehlo.constant dense<1.000000e+00> : tensor<f32>",
+                 window("%rtw00", 0, 0), window("%rtw01", 0, 1), window("%rtw10", 1, 0), window("%rtw11", 1, 1)]
+        for tag, a, b_ in (("A", "%rtw00", "%rtw01"), ("B", "%rtw10", "%rtw11"), ("C", "%rtw00", "%rtw10")):
+            lines += [f"%rtc{tag} = stablehlo.compare EQ, {a}, {b_}, FLOAT : (tensor<{half}xf32>, "
+                      f"tensor<{half}xf32>) -> tensor<{half}xi1>",
                       f"%rtT{tag} = stablehlo.constant dense<true> : tensor<i1>",
                       f"%rtd{tag} = stablehlo.reduce(%rtc{tag} init: %rtT{tag}) applies stablehlo.and across "
-                      f"dimensions = [0, 1, 2, 3] : (tensor<{shape}xi1>, tensor<i1>) -> tensor<i1>",
+                      f"dimensions = [0, 1, 2, 3] : (tensor<{half}xi1>, tensor<i1>) -> tensor<i1>",
                       f"%rtt{tag} = stablehlo.select %rtd{tag}, %rtone, %rtz : tensor<i1>, tensor<f32>"]
         return lines + ["%rtAB = stablehlo.multiply %rttA, %rttB : tensor<f32>",
                         "%rtt = stablehlo.multiply %rtAB, %rttC : tensor<f32>",
@@ -61,9 +73,10 @@ def _all_pairs_tied(shape):
 def dirs(tmp_path_factory):
     src = render("cnn", tmp_path_factory.mktemp("rt29") / "cnn", batch=2, opt="sgd", tie=False)
     text = (src / "train_step.mlir").read_text()
-    pool = re.search(r"%8 = stablehlo\.slice %7 \[.*?\] : \(.*?\) -> tensor<(.*?)xf32>", text)
-    assert pool is not None, "the first max pool's slices moved; update the edit"
-    edited, k = edited_head_bias(src, tmp_path_factory.mktemp("rt29") / "edited", _all_pairs_tied(pool.group(1)))
+    # the first relu (after the first max pool, since RT15): select(x > 0, x, 0)
+    relu = re.search(r"(%\d+) = stablehlo\.select %\d+, %\d+, %\d+ : tensor<[0-9x]+xi1>, tensor<([0-9x]+)xf32>", text)
+    assert relu is not None, "the first relu moved; update the edit"
+    edited, k = edited_head_bias(src, tmp_path_factory.mktemp("rt29") / "edited", _all_pairs_tied(*relu.groups()))
     return src, edited, k
 
 

@@ -21,8 +21,10 @@ the network's input and parameters, is *shown* to fail only on a null set:
   which are shown null first (recursively, by this same criterion), the inputs fall in
   open regions on which every indicator is constant, and there ``u = u_s`` for constant
   ``s``. So ``u`` vanishes only on a null set if ``u_s`` is not identically zero *for every*
-  ``s``: shown by ``conditions.nonzero_null`` with the ``s`` variables opaque (never
-  differentiated in, never a factor counted nonzero, since a pattern may make it 0). A
+  ``s``: its normal form, or its partial derivative in an input entry that one of its
+  monomials has as a factor, is one term shown nonzero (``conditions._one_term_shown``)
+  with the ``s`` variables opaque (never differentiated in, never a factor counted
+  nonzero, since a pattern may make it 0). A
   relu after a dense layer, a convolution or a batch norm passes by the partial in the
   bias (1, whatever the pattern); the tie of a max pool over relu outputs does not (its
   partials carry the pattern), nor does ``h - h``;
@@ -32,10 +34,13 @@ the network's input and parameters, is *shown* to fail only on a null set:
   that example and the parameters at every batch size and every ``i``; one draw at batch 1
   where every entry is clearly nonzero shows each not identically zero (an analytic
   function nonzero at a point vanishes only on a null set). A max pool's tie over a
-  convolution's outputs passes so. The draw is float64 with a margin (``TIE``), an
-  untrusted judgement that can only ever be wrong towards refusing... except where float
-  rounding makes an identically zero function read clearly nonzero, which the margin,
-  relative to the largest entry, is there to rule out.
+  convolution's outputs passes so. The draw is float64: an entry must be clear of 0 by a
+  margin relative to the largest (``MARGIN``) and stay put when the inputs move by a
+  relative ``NUDGE`` (rounding noise of an identically zero term does not);
+- **splits**: an indicator that is one value per entry (a max pool's comparisons) is
+  split into its two cases, each piece checked as above (at most ``SPLIT_LIMIT`` of them);
+- **shifts**: ``c * b[e] + rest`` with ``b`` nowhere in ``rest`` (a bias) vanishes at one value
+  of ``b[e]`` for any values of the rest, so on a null set (Fubini), whatever ``rest`` is.
 
 What this does not show is refused, with the condition named.
 """
@@ -52,6 +57,8 @@ from verigrad.kernel.theorem import Condition
 
 MARGIN = 1e-6       # an entry within this of 0 (relative to the largest, plus 1) is not shown nonzero
 DRAWS = 2
+NUDGE = 1e-9        # relative move of the inputs at which a nonzero value must stay put
+STEADY = 1e-4       # ... within this, relative
 
 
 def expanded(t: T.Term, cache: dict) -> T.Term:
@@ -307,11 +314,19 @@ def _per_example_nonzero(u: T.Term) -> bool:
     at = {batch: 1} if batch is not None else {}
     idx = sorted(u.free_idx, key=lambda i: i.name)
     for d in range(DRAWS):
-        values = _random(u, at, np.random.default_rng(7919 + d))
+        rng = np.random.default_rng(7919 + d)
+        values = _random(u, at, rng)
         got = C._entries(u, idx, at, values)
         if got is None or not got.size or not np.all(np.isfinite(got)):
             return False
         if np.min(np.abs(got)) <= MARGIN * (1.0 + np.max(np.abs(got))):
+            return False
+        # Rounding noise is no value: an identically zero term whose float evaluation cancels
+        # badly (``(sin(x)^2 + cos(x)^2 - 1) 10^20``) reads large, but not the same at inputs
+        # moved by a relative 1e-9, where a true nonzero value barely moves.
+        nudged = {v: a * (1 + NUDGE * rng.standard_normal(a.shape)) for v, a in values.items()}
+        again = C._entries(u, idx, at, nudged)
+        if again is None or not np.all(np.abs(again - got) <= STEADY * np.abs(got)):
             return False
     return True
 
