@@ -661,7 +661,7 @@ class Model:
             if cs is None:
                 raise NetworkError(f"network {self.name}: {label} has no certificate from the network's certification")
             try:
-                cc = compose.certify(layer, at)
+                cc = compose.certify(layer, at, conditions=False)     # (its forward is what is compared)
             except Exception as e:  # noqa: BLE001 - the importer refuses the layer: name the piece
                 raise NetworkError(f"network {self.name}: {label} could not be certified at batch {batch} "
                                    f"({type(e).__name__}: {_one_line(e)[:300]})") from None

@@ -17,6 +17,10 @@ Every step is ``instantiate``, ``rewrite``, ``at_elim``, ``symm`` or ``trans``: 
 re-normalizes the whole network, and the network's theorems rest on the leaves'
 theorems and the rules' theorems. The composed backward is a term the kernel built, not
 a function the driver wrote.
+
+The leaves' side conditions (off a relu's kink, off a max pool's ties) come along, composed
+with what the layers before compute; a network is certified only where each is shown to
+fail on a null set of its inputs (``verigrad.nn.almost_everywhere``, red team RT15).
 """
 from __future__ import annotations
 
@@ -69,17 +73,20 @@ class CompositionError(VerigradError):
     pass
 
 
-def certify(layer: Layer, path: str = "net", keep: dict | None = None) -> Certified:
+def certify(layer: Layer, path: str = "net", keep: dict | None = None, conditions: bool = True) -> Certified:
     """Certificates for every parameter and the input of ``layer`` (built at symbolic
     sizes), by construction from its leaves. The cyclic garbage collector is paused
     meanwhile, as the kernel's rules pause it: each collection would rescan the growing
     tables of hash-consed terms (about a fifth of a ViT's certification). ``keep``
     (``{id(node): None}``) receives ``(path, Certified)`` of each of those nodes made on
-    the way (``builder.Model`` keeps its ``Custom`` pieces' from the network's own run)."""
+    the way (``builder.Model`` keeps its ``Custom`` pieces' from the network's own run).
+    With ``conditions``, the composed theorems' side conditions are asked to fail only on
+    a null set of the inputs (``almost_everywhere``; else ``unshown`` says why not, and the
+    result is not ``proved``)."""
     t0 = time.perf_counter()
     with gc_paused():
         out = _certify(layer, path, keep)
-        if all(isinstance(t, Theorem) for t in out.theorems.values()):
+        if conditions and all(isinstance(t, Theorem) for t in out.theorems.values()):
             from verigrad.nn.almost_everywhere import unshown
             out.unshown = unshown(list(out.theorems.values()))
     out.seconds = time.perf_counter() - t0
