@@ -98,13 +98,17 @@ def test_per_example_evaluation_needs_reads_at_its_own_example_only():
     assert not AE._per_example_nonzero(T.Index(x, [i, 0]) - T.Index(x, [i, 0]))       # identically 0
 
 
-def test_rounding_noise_of_an_identically_zero_term_is_not_a_nonzero_value():
-    """``(sin^2 + cos^2 - 1) 10^20`` is 0 at every input, but its float64 evaluation reads
-    about 10^4: it is not read as nonzero (its value does not stay put when the inputs move
-    by 1e-9)."""
+def test_only_integer_polynomials_are_evaluated_and_exactly():
+    """``(sin^2 + cos^2 - 1) 10^20`` is 0 at every input, but float64 reads about 10^4 of
+    it: a term with functions is never evaluated. An integer polynomial is, at integer
+    inputs, exactly (its majorant below 2^50), and one nonzero value shows it."""
     n = SizeSym("n")
     i = IndexVar("i", n)
     x = T.Index(Var("x", (n,)), [i])
     noise = (T.Func("sin", [x]) ** 2 + T.Func("cos", [x]) ** 2 - 1) * T.Num(10 ** 20)
     assert not AE._per_example_nonzero(noise)
-    assert AE._per_example_nonzero(T.Func("sin", [x]) ** 2 + T.Num(1) + noise * 0)
+    assert not AE._per_example_nonzero(T.Func("sin", [x]) ** 2 + T.Num(1))
+    assert AE._per_example_nonzero(x * x - 2 * x + 3)
+    assert not AE._per_example_nonzero(x * x - x * x)
+    assert not AE._per_example_nonzero(x * T.Num(2 ** 60))                 # past exact float64 integers
+    assert not AE._per_example_nonzero(x / 3)                               # not integer coefficients

@@ -47,18 +47,16 @@ What this does not show is refused, with the condition named.
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
 from verigrad.certify import conditions as C
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import Poly, SizeSym, nonneg
+from verigrad.kernel.sizes import IndexVar, Poly, SizeSym, nonneg
 from verigrad.kernel.theorem import Condition
 
-MARGIN = 1e-6       # an entry within this of 0 (relative to the largest, plus 1) is not shown nonzero
-DRAWS = 2
-NUDGE = 1e-9        # relative move of the inputs at which a nonzero value must stay put
-STEADY = 1e-4       # ... within this, relative
+DRAWS = 4           # integer draws per-example evaluation tries, at most
 
 
 def expanded(t: T.Term, cache: dict) -> T.Term:
@@ -91,23 +89,44 @@ def composed_conditions(theorems) -> list:
     return sorted(out.values(), key=lambda c: (c.kind, c.term.skey))
 
 
-def unshown(theorems) -> str | None:
+def unshown(theorems, discrete=()) -> str | None:
     """Why a composed side condition of ``theorems`` is not shown to fail only on a set of
-    measure zero, or None when each is."""
+    measure zero, or None when each is. ``discrete``: variables that take only the value 0
+    or one fixed nonzero value per entry (drop-path sites: 0 or ``1/keep``), not a density
+    (red team RT16-F2: a condition ``s[i] != 0`` read as a shift fails at every dropped
+    example): each condition is shown for ``s := 0`` and for ``s`` a nonzero constant, a
+    positive variable held out of the shifts, the partials and the evaluations."""
     try:
         conds = composed_conditions(theorems)
     except Exception as e:  # noqa: BLE001 - not expanded: not shown
         return f"a side condition could not be read as a function of the network's inputs ({type(e).__name__}: {e})"
     memo: dict = {}
+    held = {d: T.Var(f"{d.name}'held", d.shape, ("positive",)) for d in discrete}
     for c in conds:
-        if c.kind in ("nonzero", "offkink"):
-            why = _null(c.term, memo)
-        else:
-            why = C.unshown([c])
-        if why is not None:
-            return (f"the side condition {_short(c)} of the composed network is not shown to fail only on a set "
-                    f"of measure zero of its inputs ({_short(why, 600)})")
+        for u, case in _discrete_cases(c.term, held):
+            if c.kind in ("nonzero", "offkink"):
+                why = _null(u, memo, frozenset(held.values()))
+            else:
+                why = C.unshown([Condition(c.kind, u)])
+            if why is not None:
+                return (f"the side condition {_short(c)} of the composed network is not shown to fail only on a "
+                        f"set of measure zero of its inputs{case} ({_short(why, 600)})")
     return None
+
+
+def _discrete_cases(u: T.Term, held: dict):
+    """``(u with each discrete variable it reads set to 0 or to its held stand-in, words)``."""
+    mine = sorted((d for d in held if d in u.atoms), key=lambda d: d.name)
+    for pattern in itertools.product((0, 1), repeat=len(mine)):
+        table = {d: (held[d] if k else _zeros(d)) for d, k in zip(mine, pattern)}
+        words = ", ".join(f"{d.name} {'nonzero' if k else '= 0'}" for d, k in zip(mine, pattern))
+        yield (T.subst(u, table) if table else u), (f" where {words}" if words else "")
+
+
+def _zeros(d: T.Var) -> T.Term:
+    if not d.shape:
+        return T.Num(0)
+    return T.Lamda([IndexVar(f"z{k}", s) for k, s in enumerate(d.shape)], T.Num(0))
 
 
 def _short(x, n: int = 300) -> str:
@@ -115,24 +134,24 @@ def _short(x, n: int = 300) -> str:
     return s if len(s) <= n else s[:n] + " ..."
 
 
-def _null(u: T.Term, memo: dict) -> str | None:
+def _null(u: T.Term, memo: dict, held=frozenset()) -> str | None:
     """None when the zero set of ``u`` (for every value of its free indices and every size)
     is shown null; else why not."""
     if u in memo:
         return memo[u]
     memo[u] = "it depends on itself"          # (no cycle is possible; a guard all the same)
-    memo[u] = why = _null_uncached(u, memo)
+    memo[u] = why = _null_uncached(u, memo, held)
     return why
 
 
-def _null_uncached(u: T.Term, memo: dict) -> str | None:
-    if _shifted(u) or C.positive_at_every_input(u):
+def _null_uncached(u: T.Term, memo: dict, held) -> str | None:
+    if _shifted(u, held) or C.positive_at_every_input(u):
         return None
     outer = _outer_arguments(u)
     if len(outer) > SPLIT_LIMIT:
         return f"it compares more than {SPLIT_LIMIT} quantities at each entry"
     for v in outer:
-        if (why := _null(v, memo)) is not None:
+        if (why := _null(v, memo, held)) is not None:
             return f"the argument {_short(v)} of one of its indicators: {why}"
     for pattern in itertools.product((0, 1), repeat=len(outer)):
         piece = _with_pattern(u, dict(zip(outer, pattern)))
@@ -141,13 +160,13 @@ def _null_uncached(u: T.Term, memo: dict) -> str | None:
             return "its indicators could not be split into regions"
         us, inner, opaque = split
         for v in inner:
-            if (why := _null(v, memo)) is not None:
+            if (why := _null(v, memo, held)) is not None:
                 return f"the argument {_short(v)} of one of its indicators: {why}"
         if (bad := C.piecewise_part(us)) is not None:
             if opaque or outer:
                 return f"{_short(bad)} makes it piecewise beyond its indicators"
             return C.unshown([Condition("nonzero", u)])     # maxima and masks, as certify takes them
-        if not (_outer_partial_shown(us, opaque) or not opaque and _per_example_nonzero(us)):
+        if not (_outer_partial_shown(us, opaque, held) or not opaque and _per_example_nonzero(us, held)):
             where = f" where its comparisons come out {list(pattern)}" if outer else ""
             return ("neither a partial derivative in an input entry it reads outside its other terms is shown "
                     "nonzero whatever the pattern of its indicators, nor is it per example and nonzero at random "
@@ -188,7 +207,7 @@ def _with_pattern(u: T.Term, pattern: dict) -> T.Term:
     return go(u) if pattern else u
 
 
-def _shifted(u: T.Term) -> bool:
+def _shifted(u: T.Term, held=frozenset()) -> bool:
     """Whether ``u`` is ``c * b[e] + rest`` for a number ``c != 0``, an entry ``b[e]`` of a real
     variable inside its shape for every value of ``u``'s free indices, and a ``rest`` in which
     ``b`` does not occur (a bias, a batch norm's shift). Then for any values of the other
@@ -206,7 +225,7 @@ def _shifted(u: T.Term) -> bool:
             b, idx = e, ()
         else:
             continue
-        if "integer" in b.facts or not all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(idx, b.shape)):
+        if "integer" in b.facts or b in held or not all(nonneg(q) and nonneg(s - 1 - q) for q, s in zip(idx, b.shape)):
             continue
         if all(b not in o.atoms for j, o in enumerate(terms) if j != k):
             return True
@@ -228,7 +247,7 @@ def _addends(u: T.Term) -> list:
     return [u]
 
 
-def _outer_partial_shown(u: T.Term, opaque) -> bool:
+def _outer_partial_shown(u: T.Term, opaque, held=frozenset()) -> bool:
     """Whether ``u``'s normal form, or its partial derivative in an input entry it reads as
     a factor of one of its monomials (not inside a sum or a function: a bias, a batch
     norm's shift), is shown not identically zero by ``conditions._one_term_shown``, whatever
@@ -247,7 +266,7 @@ def _outer_partial_shown(u: T.Term, opaque) -> bool:
     own = frozenset(u.free_idx) | C._free_of(w)
     reads = {(a.var, a.idx) for m, _ in w.terms for a, _ in m.factors
              if isinstance(a, EntryA) and isinstance(a.var, T.Var) and "integer" not in a.var.facts
-             and a.var not in opaque}
+             and a.var not in opaque and a.var not in held}
     for x, e in sorted(reads, key=lambda xe: (xe[0].skey, [q.skey for q in xe[1]])):
         du = C._partial(nz, w, x, e, own)
         if du is not None and du.terms and C._one_term_shown(du, opaque=opaque):
@@ -299,9 +318,14 @@ def _regions(u: T.Term):
     return out, args, frozenset(made.values())
 
 
-def _per_example_nonzero(u: T.Term) -> bool:
-    """Whether ``u`` (real-analytic) reads the batch only at its own example and each of its
-    entries is clearly nonzero at random inputs at batch 1 (see the module's docstring)."""
+def _per_example_nonzero(u: T.Term, held=frozenset()) -> bool:
+    """Whether ``u`` is a polynomial with integer coefficients that reads the batch only at
+    its own example, and each of its entries is nonzero at some draw of small integer
+    inputs at batch 1, evaluated exactly (see the module's docstring). ``held``: variables
+    that stand for a constant of unknown value (a drop-path site's nonzero case): a term
+    that reads one is not evaluated."""
+    if u.atoms & held or not _integer_polynomial(u):
+        return False
     sizes = set(u.sizes)
     if len(sizes) > 1 or any(not isinstance(s, SizeSym) for s in sizes):
         return False
@@ -313,22 +337,60 @@ def _per_example_nonzero(u: T.Term) -> bool:
         return False
     at = {batch: 1} if batch is not None else {}
     idx = sorted(u.free_idx, key=lambda i: i.name)
+    bound = _majorant(u)
+    shown = None
     for d in range(DRAWS):
         rng = np.random.default_rng(7919 + d)
-        values = _random(u, at, rng)
+        values = {v: np.round(a * 3) for v, a in _random(u, at, rng).items()}      # integers in about [-9, 9]
         got = C._entries(u, idx, at, values)
-        if got is None or not got.size or not np.all(np.isfinite(got)):
-            return False
-        if np.min(np.abs(got)) <= MARGIN * (1.0 + np.max(np.abs(got))):
-            return False
-        # Rounding noise is no value: an identically zero term whose float evaluation cancels
-        # badly (``(sin(x)^2 + cos(x)^2 - 1) 10^20``) reads large, but not the same at inputs
-        # moved by a relative 1e-9, where a true nonzero value barely moves.
-        nudged = {v: a * (1 + NUDGE * rng.standard_normal(a.shape)) for v, a in values.items()}
-        again = C._entries(u, idx, at, nudged)
-        if again is None or not np.all(np.abs(again - got) <= STEADY * np.abs(got)):
+        top = C._entries(bound, idx, at, {v: np.abs(a) for v, a in values.items()})
+        if got is None or top is None or not got.size or not np.all(top < EXACT):
+            return False            # (every partial sum is an integer below 2^50 in magnitude: exact)
+        shown = (got != 0) if shown is None else shown | (got != 0)
+        if shown.all():
+            return True
+    return False
+
+
+EXACT = 2.0 ** 50   # integers below this are added and multiplied exactly in float64
+
+
+def _integer_polynomial(u: T.Term) -> bool:
+    """Whether ``u`` is built from real variables, integer numbers, indicators and deltas of
+    index arithmetic (0 or 1), sums, products, entries and whole positive powers only: a
+    polynomial with integer coefficients at each entry, which integer inputs evaluate
+    exactly while the magnitudes stay below ``EXACT``."""
+    ok = True
+    for w in C._subterms(u, lambda _: True):
+        if isinstance(w, T.Num):
+            ok = Fraction(w.value).denominator == 1
+        elif isinstance(w, T.Pow):
+            e = w._args[1]                  # a Fraction
+            ok = e.denominator == 1 and e >= 1
+        elif isinstance(w, T.Var):
+            ok = "integer" not in w.facts
+        else:
+            ok = isinstance(w, (T.Index, T.Add, T.Mul, T.Sum, T.Lamda, T.Delta, T.IntCond))
+        if not ok:
             return False
     return True
+
+
+def _majorant(u: T.Term) -> T.Term:
+    """``u`` with every number replaced by its absolute value: at the absolute values of
+    the inputs, it bounds the magnitude of every partial result of evaluating ``u``."""
+    memo: dict = {}
+
+    def go(w):
+        hit = memo.get(w)
+        if hit is None:
+            if isinstance(w, T.Num):
+                hit = T.Num(abs(w.value))
+            else:
+                hit = T.map_args(w, go) if C._kids(w) else w
+            memo[w] = hit
+        return hit
+    return go(u)
 
 
 def _random(u, sizes, rng):
@@ -337,8 +399,10 @@ def _random(u, sizes, rng):
 
 
 def _reads_only(u: T.Term, batch: SizeSym, i) -> bool:
-    """Whether the normal form of ``u`` reads every variable with a batch axis only at
-    ``[i, ...]``, binds no index over a range that mentions the batch, and uses the batch
+    """Whether the normal form of ``u`` uses its example index ``i`` only as the first index
+    of the variables with a batch axis (read at ``[i, ...]``; nowhere else: not in a delta,
+    an indicator or as a number, red team RT16-F1, where ``[i = 0]`` made example 0 differ
+    from the rest), binds no index over a range that mentions the batch, and uses the batch
     size nowhere else."""
     from verigrad.kernel.normal import EntryA, Normalizer
     nz = Normalizer()
@@ -348,15 +412,24 @@ def _reads_only(u: T.Term, batch: SizeSym, i) -> bool:
         return False
     if nz.conds:
         return False
+
+    def clean(x) -> bool:
+        """An argument of an atom that mentions neither ``i`` nor the batch size."""
+        if isinstance(x, Poly):
+            syms = x.symbols()
+        elif isinstance(x, (SizeSym, IndexVar)):
+            syms = {x}
+        else:
+            return True
+        return not any(y is i or y == batch or isinstance(y, IndexVar) and batch in y.size.symbols() for y in syms)
+
     for a in C._nf_atoms(w):
-        for x in C._atom_args(a):
-            if isinstance(x, Poly) and batch in x.symbols():
-                return False
-            if hasattr(x, "size") and isinstance(getattr(x, "size"), Poly) and x is not i \
-                    and batch in x.size.symbols():
-                return False
+        args = C._atom_args(a)
         if isinstance(a, EntryA) and isinstance(a.var, T.Var):
             axes = [k for k, s in enumerate(a.var.shape) if batch in s.symbols()]
             if axes and (axes != [0] or a.var.shape[0] != Poly.sym(batch) or a.idx[0] != Poly.sym(i)):
                 return False
+            args = list(a.idx[1:] if axes else a.idx)
+        if not all(clean(x) for x in args):
+            return False
     return True

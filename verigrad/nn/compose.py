@@ -88,7 +88,7 @@ def certify(layer: Layer, path: str = "net", keep: dict | None = None, condition
         out = _certify(layer, path, keep)
         if conditions and all(isinstance(t, Theorem) for t in out.theorems.values()):
             from verigrad.nn.almost_everywhere import unshown
-            out.unshown = unshown(list(out.theorems.values()))
+            out.unshown = unshown(list(out.theorems.values()), discrete=list(out.aux.values()))
     out.seconds = time.perf_counter() - t0
     return out
 
