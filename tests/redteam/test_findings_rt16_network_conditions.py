@@ -65,3 +65,16 @@ def test_a_site_with_a_branch_that_moves_the_pair_apart_in_both_cases_is_certifi
     m = nb.network("ok", [nb.Dense(8), nb.Residual(nb.Dense(8), nb.Relu(), nb.Dense(8), drop_path=True),
                           nb.Dense(8), nb.Relu(), nb.Head()], input=(8,), classes=3)
     assert m.certificate.unshown is None
+
+
+def test_a_condition_reading_other_examples_sites_is_refused():
+    """A batch norm after a block with a site, then a pair maximum: the pair's statistics
+    read every example's site, some 0 and some not in one batch, which neither case (all
+    dropped, none dropped) covers. (A relu there passes: its condition is shifted by the
+    batch norm's own shift, whatever the sites are.)"""
+    with pytest.raises(nb.NetworkError, match="other examples"):
+        nb.network("bn_after_site", [nb.Dense(8), nb.Residual(nb.Dense(8), drop_path=True), nb.BatchNorm(),
+                                     nb.Custom(pairmax), nb.Head()], input=(8,), classes=3)
+    m = nb.network("bn_relu_after_site", [nb.Dense(8), nb.Residual(nb.Dense(8), drop_path=True), nb.BatchNorm(),
+                                          nb.Relu(), nb.Head()], input=(8,), classes=3)
+    assert m.certificate.unshown is None

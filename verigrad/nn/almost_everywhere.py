@@ -103,6 +103,11 @@ def unshown(theorems, discrete=()) -> str | None:
     memo: dict = {}
     held = {d: T.Var(f"{d.name}'held", d.shape, ("positive",)) for d in discrete}
     for c in conds:
+        if c.kind in ("nonzero", "offkink") and _shifted(c.term, frozenset(held)):
+            continue                # (whatever values the sites take, one per example or not)
+        if (why := _mixes_sites(c.term, held)) is not None:
+            return (f"the side condition {_short(c)} of the composed network is not shown to fail only on a set of "
+                    f"measure zero of its inputs ({why})")
         for u, case in _discrete_cases(c.term, held):
             if c.kind in ("nonzero", "offkink"):
                 why = _null(u, memo, frozenset(held.values()))
@@ -111,6 +116,31 @@ def unshown(theorems, discrete=()) -> str | None:
             if why is not None:
                 return (f"the side condition {_short(c)} of the composed network is not shown to fail only on a "
                         f"set of measure zero of its inputs{case} ({_short(why, 600)})")
+    return None
+
+
+SITE_LIMIT = 6      # drop-path sites one condition may read, at most (2^6 cases)
+
+
+def _mixes_sites(u: T.Term, held: dict) -> str | None:
+    """Why the cases of ``_discrete_cases`` would not cover ``u``: it reads too many sites,
+    or a site at an entry other than one fixed by ``u``'s own entry (another example's
+    mask, as in a batch statistic: the sites of a batch are 0 at some examples and not at
+    others, which the cases, the whole site 0 or the whole site nonzero, do not cover)."""
+    from verigrad.kernel.normal import EntryA, Normalizer
+    mine = [d for d in held if d in u.atoms]
+    if not mine:
+        return None
+    if len(mine) > SITE_LIMIT:
+        return f"it reads {len(mine)} drop-path sites, more than the {SITE_LIMIT} whose cases are split"
+    nz = Normalizer()
+    try:
+        w = nz.norm(u, ())
+    except Exception:  # noqa: BLE001 - no normal form: not shown
+        return "its reads of a drop-path site could not be listed"
+    for a in C._nf_atoms(w):
+        if isinstance(a, EntryA) and a.var in held and not all(e.index_vars() <= u.free_idx for e in a.idx):
+            return f"it reads the drop-path site {a.var.name} of other examples than its own"
     return None
 
 
