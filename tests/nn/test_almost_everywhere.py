@@ -112,3 +112,33 @@ def test_only_integer_polynomials_are_evaluated_and_exactly():
     assert not AE._per_example_nonzero(x * x - x * x)
     assert not AE._per_example_nonzero(x * T.Num(2 ** 60))                 # past exact float64 integers
     assert not AE._per_example_nonzero(x / 3)                               # not integer coefficients
+
+
+def test_the_check_stops_within_its_allowance_and_withholds():
+    """Red team (DoS): the tie of a max pool over a batch-normed residual block grew
+    normal forms for minutes, to 20 GB; the check stops at its clock and refuses."""
+    net = nb.network("bn_residual_pool", [
+        nb.Conv(4), nb.Residual(nb.Conv(4, bias=False), nb.BatchNorm(), nb.Relu(), nb.Conv(4, bias=False),
+                                nb.BatchNorm()),
+        nb.Relu(), nb.MaxPool(), nb.Head(pool="avg")], input=(8, 8, 1), classes=10, certify=False)
+    cert = compose.certify(net._symbolic, conditions=False)
+    why = AE.unshown(list(cert.theorems.values()), discrete=list(cert.aux.values()), seconds=2)
+    assert why is not None and "stopped: its 2 s are spent" in why
+
+
+def test_the_work_allowance_is_counted_in_monomial_products_and_stops_a_normal_form():
+    from verigrad.certify import conditions as CC
+    from verigrad.kernel.normal import BudgetSpent
+    n = SizeSym("n", 1)
+    x, y = Var("x", (n,)), Var("y", (n,))
+    i, j = IndexVar("i", n), IndexVar("j", n)
+    wide = T.Add([T.Index(x, (i,)), T.Index(y, (i,)), T.Index(x, (j,)), T.Index(y, (j,))])
+    with CC.allowance(600, 10) as allowed:
+        with pytest.raises(BudgetSpent):
+            CC.normalizer().norm(T.Mul([wide, wide, wide]), ())
+        with pytest.raises(BudgetSpent):       # spent for the rest of the check
+            CC.normalizer()
+    assert "work budget of 10" in allowed.spent
+    with CC.allowance(600, 10_000) as allowed:
+        CC.normalizer().norm(T.Mul([wide, wide, wide]), ())
+    assert allowed.spent is None and allowed.work > 10

@@ -71,6 +71,9 @@ or None.
 """
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fractions import Fraction
 from math import gcd
 
@@ -79,11 +82,65 @@ import numpy as np
 from verigrad.kernel import Lamda
 from verigrad.kernel.sizes import FloorDiv, IndexVar, Poly, SizeSym, fresh_index, nonneg, positive
 from verigrad.kernel import terms as T
+from verigrad.kernel.normal import BudgetSpent, Choices, Normalizer
 
 from .evaluate import EvalError, evaluate
 
 DRAWS = 3           # random draws per size assignment
 ZERO_TOL = 1e-9     # relative: |u| below this (of the largest |entry| + 1) counts as 0
+
+
+class Allowance(Choices):
+    """What a static check may spend on its normal forms: ``work`` products of monomials
+    in all (the kernel's count, deterministic) and ``seconds`` of the clock, checked at
+    each product and each binder choice. Past either, the normal form in progress stops
+    (``BudgetSpent``) and ``spent`` says why: the check then withholds its verdict. (Red
+    team: the tie of a max pool over a batch-normed residual block grew normal forms for
+    minutes, to 20 GB.) Untrusted: stopping a check can only withhold."""
+
+    def __init__(self, seconds: float, work: int):
+        super().__init__(budget=work)
+        self.seconds, self.deadline, self.spent = seconds, time.perf_counter() + seconds, None
+
+    def spend(self, work: int):
+        try:
+            super().spend(work)
+        except BudgetSpent as e:
+            self.spent = str(e)
+            raise
+        self._clock()
+
+    def _next(self, make):
+        self._clock()
+        return super()._next(make)
+
+    def _clock(self):
+        if self.spent is None and time.perf_counter() > self.deadline:
+            self.spent = f"its {self.seconds:g} s are spent"
+        if self.spent is not None:
+            raise BudgetSpent(self.spent)
+
+
+_ALLOWANCE: ContextVar = ContextVar("allowance", default=None)
+
+
+@contextmanager
+def allowance(seconds: float, work: int):
+    """Run a check with every normal form it makes (``normalizer``) under one ``Allowance``."""
+    a = Allowance(seconds, work)
+    token = _ALLOWANCE.set(a)
+    try:
+        yield a
+    finally:
+        _ALLOWANCE.reset(token)
+
+
+def normalizer() -> Normalizer:
+    """A fresh ``Normalizer`` for one decision of a check, under the running ``allowance``."""
+    a = _ALLOWANCE.get()
+    if a is not None:
+        a._clock()
+    return Normalizer(choices=a)
 
 
 def _entries(t: T.Term, idx, sizes, values):
@@ -286,9 +343,8 @@ def _extrema(u: T.Term, free):
 def _same(a: T.Term, b: T.Term) -> bool:
     """``a = b`` for every input, by the kernel's normal form (an untrusted use of a sound
     procedure), with no side condition."""
-    from verigrad.kernel.normal import Normalizer
     try:
-        nz = Normalizer()
+        nz = normalizer()
         return nz.norm(a, ()) is nz.norm(b, ()) and not nz.conds
     except Exception:  # noqa: BLE001 - undecided
         return False
@@ -444,7 +500,6 @@ def positive_base(t: T.Term) -> bool:
     indicator under a sum's binder takes a value per entry, so the cases would not cover
     the mixed ones: such a base is not shown positive. A condition at a reparametrized
     point (``At``) is read at that point."""
-    from verigrad.kernel.normal import Normalizer
     if positive_everywhere(t):
         return True
     if isinstance(t, T.At):
@@ -455,7 +510,7 @@ def positive_base(t: T.Term) -> bool:
     conds = sorted(set(_real_indicators(t)), key=lambda c: c.skey)
     if len(conds) > BRANCH_LIMIT or any(not c.free_idx <= t.free_idx for c in conds):
         return False        # too many cases, or an indicator under a binder: one value per entry, not one in all
-    nz = Normalizer()
+    nz = normalizer()
     for bits in range(2 ** len(conds)):
         case = {c: (bits >> k) & 1 for k, c in enumerate(conds)}
         base = _replaced(t, {c: T.Num(v) for c, v in case.items()})
@@ -759,8 +814,8 @@ def ties_null(cover) -> str | None:
 
 
 def _apart(p: T.Term, b: IndexVar, c: IndexVar) -> str | None:
-    from verigrad.kernel.normal import EntryA, Normalizer
-    nz = Normalizer()
+    from verigrad.kernel.normal import EntryA
+    nz = normalizer()
     try:
         u = nz.norm(p, ())
     except Exception as e:  # noqa: BLE001 - not normalized: not shown
@@ -897,10 +952,10 @@ def nonzero_null(p: T.Term, opaque=frozenset()) -> str | None:
     not identically zero makes ``p`` not identically zero on any open set. ``opaque``:
     variables that stand for constants of unknown value (never differentiated in, never a
     factor counted nonzero)."""
-    from verigrad.kernel.normal import EntryA, Normalizer
+    from verigrad.kernel.normal import EntryA
 
     def start():
-        nz = Normalizer()
+        nz = normalizer()
         try:
             u = nz.norm(p, ())
         except Exception:  # noqa: BLE001 - not normalized: not shown

@@ -53,10 +53,12 @@ import numpy as np
 
 from verigrad.certify import conditions as C
 from verigrad.kernel import terms as T
-from verigrad.kernel.sizes import IndexVar, Poly, SizeSym, nonneg
+from verigrad.kernel.sizes import IndexVar, KernelError, Poly, SizeSym, nonneg
 from verigrad.kernel.theorem import Condition
 
 DRAWS = 4           # integer draws per-example evaluation tries, at most
+SECONDS = 30.0      # of the clock, and
+WORK = 300_000      # monomial products, the check spends on its normal forms at most (zoo nets: 1 s, 3,000)
 
 
 def expanded(t: T.Term, cache: dict) -> T.Term:
@@ -89,13 +91,28 @@ def composed_conditions(theorems) -> list:
     return sorted(out.values(), key=lambda c: (c.kind, c.term.skey))
 
 
-def unshown(theorems, discrete=()) -> str | None:
+def unshown(theorems, discrete=(), seconds: float | None = None) -> str | None:
     """Why a composed side condition of ``theorems`` is not shown to fail only on a set of
     measure zero, or None when each is. ``discrete``: variables that take only the value 0
     or one fixed nonzero value per entry (drop-path sites: 0 or ``1/keep``), not a density
     (red team RT16-F2: a condition ``s[i] != 0`` read as a shift fails at every dropped
     example): each condition is shown for ``s := 0`` and for ``s`` a nonzero constant, a
-    positive variable held out of the shifts, the partials and the evaluations."""
+    positive variable held out of the shifts, the partials and the evaluations. The check
+    spends at most ``WORK`` monomial products and ``seconds`` (``SECONDS``) on its normal
+    forms; past either, it is not shown."""
+    seconds = SECONDS if seconds is None else seconds
+    with C.allowance(seconds, WORK) as allowed:
+        try:
+            why = _unshown(theorems, discrete)
+        except KernelError as e:        # (a normal form stopped by the allowance, or refused)
+            why = f"a side condition could not be decided ({e})"
+    if allowed.spent is not None:
+        return (f"the check that the composed network's side conditions fail only on a set of measure zero "
+                f"stopped: {allowed.spent} (a condition whose normal form grows this large is not shown)")
+    return why
+
+
+def _unshown(theorems, discrete) -> str | None:
     try:
         conds = composed_conditions(theorems)
     except Exception as e:  # noqa: BLE001 - not expanded: not shown
@@ -127,13 +144,13 @@ def _mixes_sites(u: T.Term, held: dict) -> str | None:
     or a site at an entry other than one fixed by ``u``'s own entry (another example's
     mask, as in a batch statistic: the sites of a batch are 0 at some examples and not at
     others, which the cases, the whole site 0 or the whole site nonzero, do not cover)."""
-    from verigrad.kernel.normal import EntryA, Normalizer
+    from verigrad.kernel.normal import EntryA
     mine = [d for d in held if d in u.atoms]
     if not mine:
         return None
     if len(mine) > SITE_LIMIT:
         return f"it reads {len(mine)} drop-path sites, more than the {SITE_LIMIT} whose cases are split"
-    nz = Normalizer()
+    nz = C.normalizer()
     try:
         w = nz.norm(u, ())
     except Exception:  # noqa: BLE001 - no normal form: not shown
@@ -283,8 +300,8 @@ def _outer_partial_shown(u: T.Term, opaque, held=frozenset()) -> bool:
     norm's shift), is shown not identically zero by ``conditions._one_term_shown``, whatever
     the ``opaque`` variables are. (``conditions.nonzero_null`` takes partials in every entry
     read, to second order: minutes on a composed network.)"""
-    from verigrad.kernel.normal import EntryA, Normalizer
-    nz = Normalizer()
+    from verigrad.kernel.normal import EntryA
+    nz = C.normalizer()
     try:
         w = nz.norm(u, ())
     except Exception:  # noqa: BLE001 - no normal form: not shown
@@ -434,8 +451,8 @@ def _reads_only(u: T.Term, batch: SizeSym, i) -> bool:
     an indicator or as a number, red team RT16-F1, where ``[i = 0]`` made example 0 differ
     from the rest), binds no index over a range that mentions the batch, and uses the batch
     size nowhere else."""
-    from verigrad.kernel.normal import EntryA, Normalizer
-    nz = Normalizer()
+    from verigrad.kernel.normal import EntryA
+    nz = C.normalizer()
     try:
         w = nz.norm(u, ())
     except Exception:  # noqa: BLE001 - no normal form: not shown
