@@ -321,10 +321,10 @@ def _pool_first(pieces) -> tuple:
     """``pieces`` with each ``Relu()`` directly followed by a ``MaxPool()`` built the other way
     round. The function is the same (relu is nondecreasing, so ``max(relu(a), relu(b)) =
     relu(max(a, b))``, in floating point too, off NaN inputs), but only this order's
-    backward is certified for almost every input: a max pool over relu outputs ties wherever a window's inputs are
-    all negative, a set of positive measure where the pool's theorem says nothing (red team
-    RT15, ``verigrad.nn.almost_everywhere``); pooled first, the ties are those of the
-    layer before, a null set."""
+    backward is certified for almost every input: a max pool over relu outputs ties
+    wherever a window's inputs are all negative, a set of positive measure where the pool's
+    theorem says nothing (red team RT15, ``verigrad.nn.almost_everywhere``); pooled first,
+    the ties are those of the layer before, a null set."""
     out = list(pieces)
     for i in range(len(out) - 1):
         if _is_leaf(out[i], "relu") and _is_leaf(out[i + 1], "max_pool"):
