@@ -143,7 +143,9 @@ def _mixes_sites(u: T.Term, held: dict) -> str | None:
     """Why the cases of ``_discrete_cases`` would not cover ``u``: it reads too many sites,
     or a site at an entry other than one fixed by ``u``'s own entry (another example's
     mask, as in a batch statistic: the sites of a batch are 0 at some examples and not at
-    others, which the cases, the whole site 0 or the whole site nonzero, do not cover)."""
+    others, which the cases, the whole site 0 or the whole site nonzero, do not cover), or
+    one site at two entries (``s[i] x[j] + y[i] (2 - s[j])``, red team RT18-F1: ``s[i] = 0``
+    with ``s[j] = 2`` is in neither case) or at a constant one (``s[0]``: example 0's)."""
     from verigrad.kernel.normal import EntryA
     mine = [d for d in held if d in u.atoms]
     if not mine:
@@ -155,9 +157,16 @@ def _mixes_sites(u: T.Term, held: dict) -> str | None:
         w = nz.norm(u, ())
     except Exception:  # noqa: BLE001 - no normal form: not shown
         return "its reads of a drop-path site could not be listed"
+    own = {Poly.sym(i) for i in u.free_idx}
+    entries: dict = {}
     for a in C._nf_atoms(w):
-        if isinstance(a, EntryA) and a.var in held and not all(e.index_vars() <= u.free_idx for e in a.idx):
-            return f"it reads the drop-path site {a.var.name} of other examples than its own"
+        if isinstance(a, EntryA) and a.var in held:
+            if not all(e in own for e in a.idx):
+                return f"it reads the drop-path site {a.var.name} of other examples than its own"
+            entries.setdefault(a.var, set()).add(tuple(a.idx))
+    for d, at in entries.items():
+        if len(at) > 1:
+            return f"it reads the drop-path site {d.name} at more than one entry"
     return None
 
 
@@ -226,32 +235,63 @@ SPLIT_LIMIT = 4     # indicators constant across an entry, split into cases (2^4
 
 def _outer_arguments(u: T.Term) -> list:
     """The arguments ``v`` of the indicators ``[v rel 0]`` in ``u`` that are one value per
-    entry of ``u`` (their free indices are free in ``u``), each once, in order."""
+    entry of ``u`` (their free indices are free in ``u`` and bound by no binder around the
+    indicator: index variables are named, so ``Sum[i]([x[i] > 0])`` inside a term free in
+    ``i`` reads every entry of ``x``, red team RT18-F2), each once, in order."""
     free = u.free_idx
     seen, out = set(), []
-    for w in C._subterms(u, lambda w: isinstance(w, T.RealCond) and w.free_idx <= free):
+    for w in _unbound_subterms(u, lambda w: isinstance(w, T.RealCond) and w.free_idx <= free):
         if w.t not in seen:
             seen.add(w.t)
             out.append(w.t)
     return out
 
 
+def _binds(w: T.Term) -> frozenset:
+    """The index variables ``w`` binds in its body (a sum's, a maximum's, a ``Lamda``'s)."""
+    return frozenset(x for x in C._flat_args(w) if isinstance(x, IndexVar))
+
+
+def _unbound_subterms(u: T.Term, keep):
+    """The subterms of ``u`` that ``keep`` accepts at an occurrence where no enclosing
+    binder binds one of their free indices, each once, parents before children."""
+    seen, found = set(), set()
+
+    def go(w, bound):
+        key = (w, bound & w.free_idx)       # (only the binders of its own indices matter)
+        if key in seen:
+            return
+        seen.add(key)
+        if keep(w) and not key[1] and w not in found:
+            found.add(w)
+            yield w
+        inner = bound | _binds(w)
+        for x in C._kids(w):
+            yield from go(x, inner)
+    yield from go(u, frozenset())
+
+
 def _with_pattern(u: T.Term, pattern: dict) -> T.Term:
     """``u`` with ``[v > 0]`` and ``[v >= 0]`` replaced by ``pattern[v]`` and ``[v < 0]``,
-    ``[v <= 0]`` by ``1 - pattern[v]``: its value wherever the indicators take that
-    pattern, off the zero sets of their arguments."""
+    ``[v <= 0]`` by ``1 - pattern[v]``, where no enclosing binder binds a free index of
+    ``v`` (elsewhere the same name is another entry): its value wherever the indicators
+    take that pattern, off the zero sets of their arguments."""
     memo: dict = {}
 
-    def go(w):
-        hit = memo.get(w)
+    def go(w, bound):
+        key = (w, bound & w.free_idx)
+        hit = memo.get(key)
         if hit is None:
-            if isinstance(w, T.RealCond) and w.t in pattern:
+            if isinstance(w, T.RealCond) and w.t in pattern and not key[1]:
                 hit = T.Num(pattern[w.t] if w.rel in (">", ">=") else 1 - pattern[w.t])
+            elif C._kids(w):
+                inner = bound | _binds(w)
+                hit = T.map_args(w, lambda x: go(x, inner))
             else:
-                hit = T.map_args(w, go) if C._kids(w) else w
-            memo[w] = hit
+                hit = w
+            memo[key] = hit
         return hit
-    return go(u) if pattern else u
+    return go(u, frozenset()) if pattern else u
 
 
 def _shifted(u: T.Term, held=frozenset()) -> bool:
