@@ -125,14 +125,14 @@ def check_name(name, what: str) -> str:
 
 
 def spell(name: str) -> str:
-    """``name`` as the keys that order and compare terms spell it: as it is when it is an
-    identifier (primes allowed: ``x``, ``j'``), else quoted with ``"`` and ``\\`` escaped
-    (``"x@net.0"``). Keys must be injective: a name holding one of their separators
-    (``a!nonneg``) would otherwise spell another term (the nonneg ``a``), and two
-    different side conditions would share one key."""
+    """``name`` as the keys that order and compare terms spell it: bare when an identifier
+    (``x``, ``j'``), else quoted (``"x@net.0"``) with ``"`` and ``\\`` escaped and a character
+    that does not print written ``\\u{...}`` (RT20-F2: a line break faked report lines). Keys
+    must be injective: a name holding a separator (``a!nonneg``) would spell another term."""
     if PLAIN_NAME.fullmatch(name):
         return name
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c.isprintable() else f"\\u{{{ord(c):x}}}" for c in quoted) + '"'
 
 
 def _reserved(name: str, size, tag: str) -> IndexVar:

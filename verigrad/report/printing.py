@@ -7,6 +7,7 @@ kernel's classes when verigrad is imported; this module attaches nothing itself.
 from __future__ import annotations
 
 import functools
+import re
 from fractions import Fraction
 from contextlib import contextmanager
 
@@ -260,6 +261,11 @@ def skeleton(name: str) -> str:
     return "_".join(_GREEK.get(part, part) for part in s.split("_")).translate(_LOOKALIKE)
 
 
+# The words this printer writes before a bracket: an opaque function so named is primed, or
+# a function ``d`` over a variable ``dx`` would show ``d(x + y)/dx`` as a derivative (RT20-F3).
+NOTATION = frozenset({"d", "sqrt", "delta", "argsort", "floor", "max", "min", "Sum", "Lamda"})
+
+
 def _display_names(roots) -> dict:
     """``{object: display name}`` for the objects of ``roots`` (indices, sizes, variables,
     defined constants, opaque functions) that need another name than their own, as
@@ -288,9 +294,10 @@ def _display_names(roots) -> dict:
     for (space, name), objs in found.items():
         objs = sorted(objs, key=lambda o: order.get(type(o), 5))        # stable: in the order met
         internal = name.startswith("_") and isinstance(objs[0], IndexVar)
-        if len(objs) < 2 and not internal:
+        notation = space == "fn" and (name in NOTATION or re.fullmatch(r"vjp\d+_.*", name))
+        if len(objs) < 2 and not (internal or notation):
             continue
-        for o in (objs if internal else objs[1:]):
+        for o in (objs if internal or notation else objs[1:]):
             new = next((c for c in _LETTERS if c not in used), "b") if internal else o.name + "'"
             while skeleton(new) in used:
                 new += "'"

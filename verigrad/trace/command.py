@@ -64,8 +64,8 @@ def check(paths) -> tuple[int, list]:
 def statement(path, step: int) -> dict:
     """The statement a trace records for ``step``, printed (the replay matched it)."""
     from verigrad.report.printing import claim_parts
-    from verigrad.trace.replay import build, decode
-    trace = json.loads(Path(path).read_text())
+    from verigrad.trace.replay import build, decode, load
+    trace = load(path)
     objs = []
     for entry in trace["objects"]:
         objs.append(build(entry, objs))
@@ -101,8 +101,9 @@ def run(args) -> int:
             if "trace" in v:
                 v["trace"] = snapshot.get(v["trace"], v["trace"])
     for v in verdicts:
-        if "claim" in v and not str(v["claim"]).isprintable():
-            v["claim"] = json.dumps(v["claim"])        # a name cannot fake lines of the report
+        for field in ("claim", "reason"):           # names and a trace's words cannot fake lines of the report
+            if field in v and not str(v[field]).isprintable():
+                v[field] = json.dumps(v[field])
         if args.json:
             print(json.dumps(v))
         elif v["status"] == "PROVED":

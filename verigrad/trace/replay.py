@@ -187,6 +187,15 @@ def extra_modules(modules) -> list:
     return sorted(out) + ["jax"] * ("jax" in modules)
 
 
+def load(path) -> dict:
+    """The trace at ``path``: its bytes read as UTF-8 JSON, whatever the locale. The process
+    that replays a trace and the one that prints its statements must read the same text
+    (red team RT20-F1: under a Latin-1 locale the replay read the bytes of ``é`` as two
+    characters where the printer read one, and printed ``d(é*é)/dé = é``)."""
+    with open(path, "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
 def main(paths) -> int:
     """Replay each trace and print one JSON object per claim (its status, the step that
     proves it, its axioms) or per refused trace. Exit 0 when every trace replays, 1
@@ -196,8 +205,7 @@ def main(paths) -> int:
     bad = 0
     for path in paths:
         try:
-            with open(path) as f:
-                trace = json.load(f)
+            trace = load(path)
             claims = replay(trace)
             if not claims:      # a trace of nothing (certify --proof where nothing is proved): no exit 0 (RT2-D5)
                 raise TraceError("the trace states no claim: nothing is proved")
