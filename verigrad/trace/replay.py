@@ -202,6 +202,7 @@ def main(paths) -> int:
     otherwise, 2 if anything but the kernel and this decoder was loaded. The statements
     themselves are the trace's recorded objects of that step, which the kernel has just
     matched: the caller (``verigrad check``) prints them with the real printer."""
+    T.Term.__repr__ = lambda t: t.skey     # (no printer here: a reason shows a term by its key, not its address)
     bad = 0
     for path in paths:
         try:
