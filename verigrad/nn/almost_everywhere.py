@@ -129,11 +129,26 @@ def _unshown(theorems, discrete) -> str | None:
             if c.kind in ("nonzero", "offkink"):
                 why = _null(u, memo, frozenset(held.values()))
             else:
-                why = C.unshown([Condition(c.kind, u)])
+                why = _as_certify_takes_it(Condition(c.kind, u), frozenset(held.values()))
             if why is not None:
                 return (f"the side condition {_short(c)} of the composed network is not shown to fail only on a "
                         f"set of measure zero of its inputs{case} ({_short(why, 600)})")
     return None
+
+
+def _as_certify_takes_it(c: Condition, held) -> str | None:
+    """``conditions.unshown`` on ``c``, as certify checks a layer's conditions. It reads
+    every variable as a density, free to move: its partials and its pairs shown apart may
+    rest on one in a held stand-in, but a kept drop-path site is one fixed constant (red
+    team RT21-F1: ``(s[i] - 2) max_k x[i, k]`` was accepted, 0 at every kept example when
+    ``1/keep = 2``). So where a stand-in is read, only what holds at every positive value
+    of it passes: a term positive at every input (or a positive base)."""
+    if c.term.atoms & held:
+        if C.positive_at_every_input(c.term) or c.kind == "positive" and C.positive_base(c.term):
+            return None
+        return ("it reads a drop-path site where a maximum or a tie is to be shown apart, which is shown only "
+                "for inputs that vary, and a kept site is one constant")
+    return C.unshown([c])
 
 
 SITE_LIMIT = 6      # drop-path sites one condition may read, at most (2^6 cases)
@@ -221,7 +236,7 @@ def _null_uncached(u: T.Term, memo: dict, held) -> str | None:
         if (bad := C.piecewise_part(us)) is not None:
             if opaque or outer:
                 return f"{_short(bad)} makes it piecewise beyond its indicators"
-            return C.unshown([Condition("nonzero", u)])     # maxima and masks, as certify takes them
+            return _as_certify_takes_it(Condition("nonzero", u), held)     # maxima and masks
         if not (_outer_partial_shown(us, opaque, held) or not opaque and _per_example_nonzero(us, held)):
             where = f" where its comparisons come out {list(pattern)}" if outer else ""
             return ("neither a partial derivative in an input entry it reads outside its other terms is shown "
