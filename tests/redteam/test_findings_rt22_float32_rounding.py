@@ -7,8 +7,8 @@ x64 off (its default; under jit XLA happens to simplify it to ``x``). A backward
 ``u(x) > 0`` for a forward masking by ``u(x) >= 0`` is the exact VJP in the reals, off the
 kink, and 0 where JAX's derivative is 1 at every N(0,1) input in float32. The exact-real
 claim leaves rounding out, but here rounding decides the code: now the derivative check is
-also run in float32, op by op, and a backward that differs on a tenth of the entries is not
-PROVED (UNKNOWN, the rounding named).
+also run in float32, each operation rounded as written (XLA's algebraic simplifier off), and
+a backward that differs on a tenth of the entries is not PROVED (UNKNOWN, the rounding named).
 """
 import jax
 import numpy as np
