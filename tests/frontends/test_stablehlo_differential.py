@@ -218,7 +218,7 @@ def _is_finite(name):
 @cases("stablehlo.add")
 def _add(name):
     g = Gen(name)
-    return [binary(g, name, "f32"), binary(g, name, "f16"), binary(g, name, "i1"), narrow_ints(g, name),
+    return [binary(g, name, "f32"), binary(g, name, "f16"), binary(g, name, "i1", refuse=refused(name, "add of booleans")), narrow_ints(g, name),
             narrow_ints(g, name, "ui16", "ui8"),
             binary(g, name, "i32", refuse=refused(name, "may leave")),
             binary(g, name, "ui8", refuse=refused(name, "may leave"))]
