@@ -559,10 +559,10 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.abs(got - want) / np.maximum(np.maximum(np.abs(got), np.abs(want)), 1e-3 * scale)
 
 
-def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
-    """Remember (``ob.derivative_mismatch[argument]``) where the backward differs from
-    JAX's derivative of the forward at finite entries, beyond ``DERIVATIVE_TOL``
-    relatively (``relative_error``, as ``probe`` judges a refutation)."""
+def _differences(ob, diff, ref, mine, forward_leaves):
+    """``(argument, JAX's cotangent, the backward's, entrywise relative error)`` for each
+    claimed argument not already noted, the error 0 off the entries finite in both; nothing
+    where the forward is not finite."""
     if not all(np.all(np.isfinite(np.asarray(x, dtype=np.float64))) for x in forward_leaves):
         return
     for p, gr, gc in zip(diff, ref, mine):
@@ -570,7 +570,14 @@ def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
         if p in getattr(ob, "derivative_mismatch", {}) or gr.shape != gc.shape or gr.size == 0:
             continue
         ok = np.isfinite(gr) & np.isfinite(gc)
-        err = relative_error(np.where(ok, gc, 0.0), np.where(ok, gr, 0.0))     # 0 off the finite entries
+        yield p, gr, gc, relative_error(np.where(ok, gc, 0.0), np.where(ok, gr, 0.0))
+
+
+def _note_derivative(ob, diff, ref, mine, forward_leaves, where: str):
+    """Remember (``ob.derivative_mismatch[argument]``) where the backward differs from
+    JAX's derivative of the forward at finite entries, beyond ``DERIVATIVE_TOL``
+    relatively (``relative_error``, as ``probe`` judges a refutation)."""
+    for p, gr, gc, err in _differences(ob, diff, ref, mine, forward_leaves):
         if float(np.max(err)) <= DERIVATIVE_TOL:
             continue
         at = np.unravel_index(int(np.argmax(err)), err.shape) if err.shape else ()
@@ -629,14 +636,7 @@ def _note_float32_derivative(ob, pair, derivatives, row, where: str):
     except Exception:  # noqa: BLE001 - it does not run in float32
         return
     forward, (ref, mine) = out
-    if not all(np.all(np.isfinite(np.asarray(x, dtype=np.float64))) for x in _leaves(forward)):
-        return
-    for p, gr, gc in zip(derivatives.diff, ref, mine):
-        gr, gc = np.asarray(gr, dtype=np.float64), np.asarray(gc, dtype=np.float64)
-        if p in getattr(ob, "derivative_mismatch", {}) or gr.shape != gc.shape or gr.size == 0:
-            continue
-        ok = np.isfinite(gr) & np.isfinite(gc)
-        err = relative_error(np.where(ok, gc, 0.0), np.where(ok, gr, 0.0))
+    for p, gr, gc, err in _differences(ob, derivatives.diff, ref, mine, _leaves(forward)):
         share = float(np.mean(err > FLOAT32_TOL))
         if share <= FLOAT32_SHARE:
             continue
@@ -644,9 +644,10 @@ def _note_float32_derivative(ob, pair, derivatives, row, where: str):
         ob.__dict__.setdefault("derivative_mismatch", {})[p] = (
             f"as JAX runs the code in float32 (x64 off, its default), each operation rounded as written, the "
             f"backward gives {float(gc[at]):.6g} for {p} at entry {tuple(map(int, at))}, {where} (N(0,1) inputs), "
-            f"where JAX's derivative of the forward gives {float(gr[at]):.6g}, and {share:.0%} of the entries differ by more than {FLOAT32_TOL:.0%}: float "
-            "rounding decides the code there (a constant that absorbs what is added to it, a cancellation), which "
-            "the exact-real claim leaves out, so it is not PROVED about the code as XLA runs it")
+            f"where JAX's derivative of the forward gives {float(gr[at]):.6g}, and {share:.0%} of the entries differ "
+            f"by more than {FLOAT32_TOL:.0%}: float rounding decides the code there (a constant that absorbs what "
+            "is added to it, a cancellation), which the exact-real claim leaves out, so it is not PROVED about the "
+            "code as XLA runs it")
 
 
 def schedule(plan: list, work, kinds=DRAWS, budget: int | None = None) -> list:

@@ -438,6 +438,8 @@ def _subtract(op, a, b):
     if op.kind() == "bool":
         op.fail("subtract of booleans (i1) is not modeled")
     return sub(a, b)
+
+
 rule("stablehlo.multiply", info=_arith_info(lambda a, b: _corners(a, b, lambda x, y: x * y)))(
     lambda op, a, b: mul(a, b))
 
@@ -600,10 +602,12 @@ def _constant_predicate(op, p):
     # [2^53 + 1 > 2^53] in i64 is one float64; [0.1 + 0.2 - 0.3 > 0] is 5.6e-17 > 0 in
     # float64, false exactly and in float32; each picked the branch XLA does not take).
     for t in _compared(p):
+        inner = list(_subterms(t, lambda u: True))
+        if any(u.free_idx for u in inner):      # (a part under a binder has no one value to weigh)
+            op.fail("a non-finite branch under a constant predicate that compares a sum or a maximum of entries")
         val = np.abs(np.asarray(evaluate(t, {}, {}), dtype=np.float64))
-        parts = [np.max(np.abs(np.asarray(evaluate(u, {}, {}), dtype=np.float64)), initial=0.0)
-                 for u in _subterms(t, lambda u: True)]
-        scale = max(parts, default=0.0)
+        scale = max(float(np.max(np.abs(np.asarray(evaluate(u, {}, {}), dtype=np.float64)), initial=0.0))
+                    for u in inner)
         if not (np.all(val > CLEAR * scale) and scale < LARGEST):
             op.fail("a non-finite branch under a constant predicate whose compared quantity is too close to 0 (or "
                     "its parts too large) to be decided alike in exact reals and in the types XLA runs it in")
