@@ -751,6 +751,48 @@ def run_case(case: Case):
     _compare(case, imported, _xla(text, [a[3] for a in case.args]))
 
 
+def _literal_text(values, dtype) -> str:
+    """``values`` as the text of a dense attribute that parses back to exactly them:
+    Python's shortest round-trip decimal of each float (an f32, f16 or bf16 value is
+    one float64 exactly), integers in full, ``true``/``false``."""
+    def one(v):
+        if dtype == "i1":
+            return "true" if v else "false"
+        if dtype in FLOAT_BITS:
+            return repr(float(v))
+        return str(int(v))
+
+    def nest(a):
+        return one(a) if np.ndim(a) == 0 else "[" + ", ".join(nest(x) for x in a) + "]"
+    return nest(np.asarray(values, dtype=object))
+
+
+def constant_case(case: Case) -> Case:
+    """``case`` with every argument a ``stablehlo.constant`` of the same values, so
+    that XLA's constant folder, not its compiled kernels, computes the result."""
+    consts = [f"%{n} = stablehlo.constant dense<{_literal_text(v, d)}> : {ty(s, d)}" for n, s, d, v in case.args]
+    return Case(f"{case.what} (constants)", [], consts + case.body, case.results, prelude=case.prelude)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_on_constants_agrees_with_xla_folding(name):
+    """Red team RT23: XLA folds an operation of constants with its own evaluator, which
+    can disagree with what its compiled code computes (``true + true`` folded to
+    ``false``). Every imported case again with its arguments as constants: imported
+    (where the constants' bounds allow more than the arguments did) and equal to
+    what XLA computes of that module, or refused with one line. Cases refused on
+    arguments are tried too: the constants' own values may be in range."""
+    for case in CASES[name](name):
+        folded = constant_case(case)
+        text = folded.text()
+        try:
+            imported = import_module(text)
+        except StableHLOError as e:
+            assert len(str(e).splitlines()) == 1, f"{folded.what}: {e}"
+            continue
+        _compare(folded, imported, _xla(text, []))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rule_agrees_with_xla_or_refuses(name):
     built = CASES[name](name)
