@@ -35,7 +35,8 @@ BUDGET = 3_500               # lines of code; and the project's budget for physi
 # +7 lines for RT6-A1..A3 (variables reshaped by a size, reify's one-hot: tests/redteam/test_findings_rt6a_*.py)
 # +19 lines for RT11-A/B (term classes from outside the kernel, values that lie, FnLam immutable: tests/redteam/test_findings_rt11_*.py)
 # +9 lines for RT12-A..E (arguments read once, kernel tables filled only with plain keys: tests/redteam/test_findings_rt12_*.py)
-PHYSICAL_CEILING = 4_607     # the physical lines today: the budget above is not met, the kernel may not grow
+# +8 lines for RT24 (a huge exponent refused, a large power of a sum kept whole: tests/redteam/test_findings_rt24_large_powers.py)
+PHYSICAL_CEILING = 4_615     # the physical lines today: the budget above is not met, the kernel may not grow
 KERNEL = Path(__file__).resolve().parents[2] / "verigrad" / "kernel"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENDMARKER, tokenize.ENCODING}

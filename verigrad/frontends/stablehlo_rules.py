@@ -515,7 +515,7 @@ def _clamp(op, lo, x, hi):
 def _power_info(op, x, y):
     e = splat_value(op.interp.operand_terms[1]) if op.interp.operand_terms else None
     if x.bounded and e is not None and e.denominator == 1 and e >= 0:
-        n = int(e)
+        n = int(e)   # at most Pow.MAX_EXPONENT: the rule, run first, refuses a larger one
         vals = [x.lo ** n, x.hi ** n] + ([0] if x.lo < 0 < x.hi else [])
         return ints(min(vals), max(vals))
     return UNKNOWN
@@ -528,6 +528,8 @@ def _power(op, x, y):
         op.fail("the exponent must be a constant (x ** y with a variable y is not supported)")
     if not op.is_float() and (e.denominator != 1 or e < 0):
         op.fail(f"an integer power with exponent {e} (XLA gives 0 for |x| > 1) is not modeled")
+    if abs(e) > Pow.MAX_EXPONENT:
+        op.fail(f"the exponent {e} is too large (at most {Pow.MAX_EXPONENT} in magnitude)")
     return Pow(x, e)
 
 

@@ -340,6 +340,11 @@ def _factor(n: int) -> dict:
     return out
 
 
+def _expansion_small(x: NF, e: Fraction) -> bool:
+    """Whether ``x ** e`` (``e`` whole) multiplies out into at most 4096 monomials (else it stays whole)."""
+    return math.comb(len(x.terms) + int(e) - 1, int(e)) <= 4096
+
+
 def _ratpow(c: Fraction, e: Fraction):
     """``c ** e`` for ``c > 0``: a rational coefficient and leftover prime powers."""
     if e.denominator == 1:
@@ -488,7 +493,7 @@ class Normalizer:
                     del d[a]
                 else:
                     d[a] = e - whole
-            elif isinstance(a, ParenA) and e > 0 and e.denominator == 1:
+            elif isinstance(a, ParenA) and e > 0 and e.denominator == 1 and _expansion_small(a.u, e):
                 expand.append((a, int(e)))
                 del d[a]
         if sum(isinstance(a, RIndA) for a in d) > 1:
@@ -562,7 +567,7 @@ class Normalizer:
                     d[p] = d.get(p, F0) + k
                 self.use("pow_mul_pos")
                 return self.scale(self.finish(d), coef)
-        elif e > 0 and e.denominator == 1:
+        elif e > 0 and e.denominator == 1 and _expansion_small(x, e):
             self.use("pow_expand")
             return self.prod([x] * int(e))
         # (u0 + [P] u1)^e by cases; the pieces' signs are their own (the hint was the whole's)

@@ -303,6 +303,7 @@ class Mul(_Elementwise):
 
 class Pow(Term):
     """Element-wise ``base ** exponent`` for a rational exponent."""
+    MAX_EXPONENT = 1024
 
     @classmethod
     def _canon(cls, base, exponent):
@@ -310,7 +311,9 @@ class Pow(Term):
             exponent = exponent.value
         if isinstance(exponent, bool) or not isinstance(exponent, (int, Fraction, float)):
             raise KernelError(f"exponent {exponent!r} of {base!r} must be rational")
-        return as_term(base), Fraction(exponent)
+        if abs(e := Fraction(exponent)) > Pow.MAX_EXPONENT:     # (c ** e exactly would not finish)
+            raise KernelError(f"exponent {e} of {base!r} is too large (at most {Pow.MAX_EXPONENT} in magnitude)")
+        return as_term(base), e
 
     def _build(self, base, exponent):
         self._set(base.shape, lambda: f"P({base.skey})^{exponent}")
