@@ -330,6 +330,7 @@ def _build(name, primal_fn, fwd_fn, bwd_fn, param_names, specs, nondiff, statics
     ob.stopped, ob.primal_raw, ob.outputs, ob.statics = stopped, primal_raw, outputs, statics
     ob.mask_as_inf = settings.mask_as_inf
     ob.alive = dict(importer.alive)
+    ob.size_cap = getattr(importer, "size_cap", None)
     ob.custom_operands = dict(importer.__dict__.get("custom_operands", {}))   # id(eqn) -> [[Tensor]]
     ob.risky = _risky_cotangents(importer, cotangents)
     ob.risky_forward = _risky_forward(importer, fwd_out, primal_tensors, sel, stopped)

@@ -455,11 +455,16 @@ def check(ob, seeds=None) -> Verdict:
 def plan_for(ob) -> list:
     """The size assignments validation (and the counterexample search) uses for ``ob``: the
     adversarial plan, the large assignment within its element budget, and no assignment
-    whose evaluation would build an array over ``PEAK_CAP`` entries (but the first)."""
+    whose evaluation would build an array over ``PEAK_CAP`` entries (but the first); none
+    past the import's ``size_cap``, the sizes its stated assumptions hold up to (past it
+    XLA wraps or rounds what the reading keeps exact: that is not the claim)."""
     peak = peak_cost([t.term() for _, t, _ in _checks(ob)])
     elements = _elements(ob)
     plan = size_plan(_symbols(ob), lambda a: max(peak(a), elements(a)))
-    return [a for k, a in enumerate(plan) if k == 0 or peak(a) <= PEAK_CAP]
+    cap = getattr(ob, "size_cap", None)
+    within = [a for a in plan if cap is None or all(v <= cap for v in a.values())]
+    ob.plan_capped = len(within) < len(plan)
+    return [a for k, a in enumerate(within) if k == 0 or peak(a) <= PEAK_CAP]
 
 
 def _per_size_functions(ob, plan):
@@ -796,7 +801,9 @@ def _summary(ob, plan, sched) -> str:
     counts = sorted({len(row) for row in sched})
     each = f"{counts[0]} input distributions each" if len(counts) == 1 else \
         f"{counts[0]} to {counts[-1]} input distributions each (within the evaluation budget)"
-    return (f"agrees with JAX at {len(plan)} size assignments ({describe_sizes(plan) or 'no sizes'}), "
+    within = f", none past {ob.size_cap}: the import's assumptions hold up to it" \
+        if getattr(ob, "plan_capped", False) else ""
+    return (f"agrees with JAX at {len(plan)} size assignments ({describe_sizes(plan) or 'no sizes'}{within}), "
             f"{each} ({', '.join(texts)})")
 
 

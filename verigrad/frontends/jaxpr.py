@@ -61,6 +61,7 @@ class Importer:
     tensor it stands for, to be substituted after differentiating)."""
     int_vars: set = field(default_factory=set)
     assumptions: list = field(default_factory=list)
+    size_cap: int | None = None     # the least "for sizes up to" of the assumptions: the import is exact up to it
     int_ranges: dict = field(default_factory=dict)
     onehot_vars: dict = field(default_factory=dict)   # (Var, Poly k) -> Var M
     inrange_vars: dict = field(default_factory=dict)  # (Var, Poly k) -> Var r: the rows' sums, 0 or 1

@@ -101,6 +101,13 @@ def _assume(ctx, text: str):
         ctx.assumptions.append(text)
 
 
+def _assume_up_to(ctx, text: str, limit: int):
+    """An assumption (``text``, which names ``limit``) that holds for sizes up to ``limit``:
+    past it the reading is not XLA's, so validation stays within it."""
+    _assume(ctx, text)
+    ctx.size_cap = limit if ctx.size_cap is None else min(ctx.size_cap, limit)
+
+
 def _dtype(eqn, k=0, out=True):
     """The dtype of an output (or input) as XLA computes it for the user: a 64-bit integer
     of the x64 trace is 32-bit where x64 is off (``runtime_dtype``); every rule reads
@@ -668,7 +675,7 @@ def fits(ctx, eqn, t, dt, claim=None, wrap=True, count=None):
     if not limit:
         raise JaxprImportError(f"an integer value leaves the range of {dt} at every size ({where}): XLA wraps it "
                                "around, which is not modelled")
-    _assume(ctx, f"{claim} ({where}; it stays inside for sizes up to {limit})")
+    _assume_up_to(ctx, f"{claim} ({where}; it stays inside for sizes up to {limit})", limit)
     return t
 
 
@@ -1348,7 +1355,7 @@ def _index_to_float(ctx, eqn, t, p: Poly, dst, note: str):
         raise JaxprImportError(f"the integers converted to {dst} reach past 2^{m} = {2 ** m}, beyond which {dst} "
                                f"rounds them, already at the smallest sizes ({_where(eqn)})")
     elif limit < SIZE_CAP:
-        _assume(ctx, f"{note[:-1]}; it stays inside for sizes up to {limit})")
+        _assume_up_to(ctx, f"{note[:-1]}; it stays inside for sizes up to {limit})", limit)
     return t
 
 
@@ -1364,8 +1371,8 @@ def _float_iota(ctx, eqn, size: Poly, dt):
     if not limit:
         raise JaxprImportError(f"an iota of {size} entries in {dt} rounds: {dt} holds the integers only up to "
                                f"2^{m} = {2 ** m} exactly ({_where(eqn)})")
-    _assume(ctx, f"the size {size} is at most 2^{m} = {2 ** m} ({_where(eqn)}: an iota in {dt}, which holds the "
-                 f"integers up to it exactly; for sizes up to {limit})")
+    _assume_up_to(ctx, f"the size {size} is at most 2^{m} = {2 ** m} ({_where(eqn)}: an iota in {dt}, which holds "
+                       f"the integers up to it exactly; for sizes up to {limit})", limit)
 
 
 @rule("convert_element_type")
@@ -1523,8 +1530,8 @@ def _iota(ctx, eqn):
         if limit is not None and limit < SIZE_CAP:
             if not limit:
                 raise JaxprImportError(f"an iota of {rt} up to {shape[dim]} leaves its range ({_where(eqn)})")
-            _assume(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its iota counts up to it, "
-                         f"for sizes up to {limit})")
+            _assume_up_to(ctx, f"the size {shape[dim]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its iota counts up "
+                               f"to it, for sizes up to {limit})", limit)
     elif kind == "real":
         _float_iota(ctx, eqn, shape[dim], rt)
     return _note(ctx, Tensor(shape, lambda idx: S.int_value(idx[dim]), kind), Facts(FINITE, "nonneg", True))
@@ -1854,8 +1861,8 @@ def _arg_extremum(kind_name):
             if not limit:
                 raise JaxprImportError(f"an arg{kind_name} index of {rt} up to {x.shape[axis]} leaves its range "
                                        f"({_where(eqn)})")
-            _assume(ctx, f"the size {x.shape[axis]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its arg{kind_name} "
-                         f"index counts up to it, for sizes up to {limit})")
+            _assume_up_to(ctx, f"the size {x.shape[axis]} fits {rt} ({_where(eqn)}{_x64_hint(eqn)}: its "
+                               f"arg{kind_name} index counts up to it, for sizes up to {limit})", limit)
 
         def entry(idx):
             (full, (j,)) = _reduced(x, {axis}, idx)
